@@ -1,0 +1,1 @@
+//! Independent checkers of the assignor objectives (being built).

@@ -1,0 +1,1 @@
+//! Laws of the embedded-protocol codec (being built).

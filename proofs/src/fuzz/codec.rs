@@ -1,0 +1,1 @@
+//! Fuzz targets `codec_decode` and `codec_roundtrip` (being built).

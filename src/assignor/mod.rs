@@ -1,0 +1,88 @@
+//! Partition assignors: the uniform v2 assignor (the default) and two baselines.
+//!
+//! # Definitions
+//!
+//! For a [`GroupSpec`]: let *Sub(t)* be the members subscribed to a topic *t* that exists in
+//! the spec, *P_t* its partition count and *load(m)* the total number of partitions assigned to
+//! member *m*.
+//!
+//! The *previous owner* of a partition is, among the members that claim it in `owned` (and
+//! still subscribe to its topic, and the partition exists), the one with the highest
+//! `generation`. When two or more claim it at that highest generation, it has no previous
+//! owner (the KAFKA-7026 rule: stale and conflicting claims never yield double ownership).
+//!
+//! The uniform v2 assignor optimises, in priority order, each objective over the assignments
+//! that are optimal for all the earlier ones:
+//!
+//! 1. **Validity** (hard): every partition of every topic with subscribers goes to exactly one
+//!    member of *Sub(t)*; nothing else is assigned.
+//! 2. **Spread** (hard): every member of *Sub(t)* gets ⌊P_t/|Sub(t)|⌋ or ⌈P_t/|Sub(t)|⌉
+//!    partitions of *t*.
+//! 3. **Balance**: minimise Σ_m load(m)². This implies that no partition could move to another
+//!    subscriber of its topic with at least two partitions fewer in total while keeping spread,
+//!    and, with homogeneous subscriptions, that all loads are within one of each other.
+//! 4. **Rack alignment**, when `rack_aware`: maximise the number of partitions assigned to a
+//!    member whose rack is one of the partition's replica racks.
+//! 5. **Stickiness**: maximise the number of partitions that stay with their previous owner. An
+//!    assignment already optimal for 1–4 comes back unchanged.
+//! 6. **Determinism**: the output depends only on the spec's content, never on the order of
+//!    members, topics, subscriptions or claims in the input; remaining ties are broken by
+//!    member id, topic name and partition number.
+
+pub mod spec;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use spec::{GroupSpec, MAX_PARTITIONS_PER_TOPIC, MemberSpec, OwnedPartitions, SpecError, TopicSpec};
+
+use crate::ids::MemberId;
+
+/// The result of an assignor: for every member of the spec (even those given nothing), the
+/// partitions it gets, by topic. Members and topics iterate in sorted order; partition lists
+/// are ascending; topics with no partitions for a member are left out.
+///
+/// Serialises as `{"assignment": {"A": {"T1": [0, 1]}, "B": {}}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Assignment {
+    /// Member id → topic → ascending partition numbers.
+    pub assignment: BTreeMap<MemberId, BTreeMap<String, Vec<i32>>>,
+}
+
+impl Assignment {
+    /// The assignment as compact JSON in the documented output format.
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        // Maps of strings to integer vectors always serialise.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Parses an assignment from its JSON format.
+    ///
+    /// # Errors
+    /// [`SpecError::Json`] with the line and column of malformed input.
+    pub fn from_json(text: &str) -> Result<Assignment, SpecError> {
+        serde_json::from_str(text).map_err(|e| SpecError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// A partition assignor: a pure function from a group spec to an assignment.
+///
+/// Implementations validate the spec first and must be deterministic: the same spec content in
+/// any input order gives the same assignment.
+pub trait Assignor: Send + Sync {
+    /// The assignor's name as the CLI spells it (`uniform-v2`, `uniform-v1`, `range`).
+    fn name(&self) -> &'static str;
+
+    /// Assigns the spec's partitions to its members.
+    ///
+    /// # Errors
+    /// Any [`SpecError`] of [`GroupSpec::validate`].
+    fn assign(&self, spec: &GroupSpec) -> Result<Assignment, SpecError>;
+}

@@ -1,0 +1,1 @@
+//! The embedded-protocol wire codec (Subscription, Assignment, CooperativeAssignment).

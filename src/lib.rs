@@ -1,0 +1,20 @@
+//! `rebalance`: Kafka-style group rebalancing as sans-IO state machines.
+//!
+//! The crate holds the real logic and nothing else: the embedded-protocol [`codec`], the
+//! partition [`assignor`]s and the rebalance [`protocol`] (coordinator, member and leader state
+//! machines). It performs no I/O, reads no clock and draws no random numbers: time and events
+//! come in as inputs, so the model checker, the fuzzers and the command line all drive exactly
+//! this code.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod assignor;
+pub mod codec;
+pub mod ids;
+pub mod protocol;
+
+pub use assignor::{
+    Assignment, Assignor, GroupSpec, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
+};
+pub use ids::{CoordinatorEpoch, Generation, MemberId, TopicPartition};

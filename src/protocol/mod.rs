@@ -1,0 +1,1 @@
+//! The rebalance protocol: coordinator, member and leader state machines.
