@@ -28,13 +28,16 @@ use thiserror::Error;
 /// array of empty topic names: 2 input bytes each, one 24-byte `String` each.
 pub const ALLOCATION_FACTOR: usize = 12;
 
+/// A decoded prefix: the message and how many bytes it used.
+pub type Prefix<M> = Result<(M, usize), DecodeError>;
+
 /// A codec under test: the three operations as plain functions, so a law can be pointed at a
 /// broken variant to show it catches the fault.
 pub struct Codec<M> {
     /// Encodes a value.
     pub encode: fn(&M) -> Result<Vec<u8>, EncodeError>,
     /// Decodes a prefix, reporting how many bytes were used.
-    pub decode_prefix: fn(&[u8]) -> Result<(M, usize), DecodeError>,
+    pub decode_prefix: fn(&[u8]) -> Prefix<M>,
     /// Decodes a whole message.
     pub decode: fn(&[u8]) -> Result<M, DecodeError>,
 }
