@@ -162,7 +162,7 @@ pub fn canonical<M: EmbeddedMessage + HeapSize>(
     let (x, used) = match (codec.decode_prefix)(bytes) {
         Ok(prefix) => prefix,
         Err(e) => {
-            if e.field().is_empty() || e.offset() > bytes.len() || e.to_string().is_empty() {
+            if e.field().is_empty() || e.offset() > bytes.len() {
                 return Err(violation(format!(
                     "{} gives an unclear error {e:?}",
                     to_hex(bytes)
