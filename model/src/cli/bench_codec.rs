@@ -1,5 +1,5 @@
 //! `rebalance bench codec`: encode and decode throughput of a typical subscription, ours side
-//! by side with the kafka-protocol crate, in the same run.
+//! by side with the kafka-protocol crate, in the same run (batches interleaved).
 //!
 //! The message is a v3 subscription of 50 topics with 200 owned partitions (4 per topic), a
 //! generation, a rack and 16 bytes of user data. Each implementation runs repeated timed
@@ -115,25 +115,35 @@ fn kafka_decode(bytes: &Bytes) -> Result<kp::ConsumerProtocolSubscription, Failu
         .map_err(|e| Failure::violated(format!("kafka-protocol cannot decode: {e}")))
 }
 
-/// Times `batches` batches of `per_batch` calls and returns the median nanoseconds per call.
-fn median_ns(
-    batches: usize,
-    per_batch: usize,
-    mut f: impl FnMut() -> Result<(), Failure>,
-) -> Result<f64, Failure> {
-    for _ in 0..per_batch.min(200) {
-        f()?; // warm up
-    }
-    let mut times = Vec::with_capacity(batches);
-    for _ in 0..batches {
-        let start = Instant::now();
-        for _ in 0..per_batch {
-            f()?;
+/// A benchmarked operation: one call per message.
+type Op<'a> = Box<dyn FnMut() -> Result<(), Failure> + 'a>;
+
+/// Times `batches` rounds; in each round every operation runs one batch of `per_batch` calls,
+/// in turn, so a change in machine load hits all of them alike. Returns the median
+/// nanoseconds per call of each operation.
+fn median_ns(batches: usize, per_batch: usize, ops: &mut [Op<'_>]) -> Result<Vec<f64>, Failure> {
+    for op in ops.iter_mut() {
+        for _ in 0..per_batch.min(200) {
+            op()?; // warm up
         }
-        times.push(start.elapsed().as_nanos() as f64 / per_batch as f64);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    let mut times = vec![Vec::with_capacity(batches); ops.len()];
+    for _ in 0..batches {
+        for (op, t) in ops.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            for _ in 0..per_batch {
+                op()?;
+            }
+            t.push(start.elapsed().as_nanos() as f64 / per_batch as f64);
+        }
+    }
+    Ok(times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect())
 }
 
 fn measurement(
@@ -178,23 +188,29 @@ pub fn run(args: BenchCodecArgs) -> Result<ExitCode, Failure> {
     let (b, n) = (args.batches, args.batch_messages);
     let len = encoded.len();
 
-    let enc_ours = median_ns(b, n, || {
-        black_box(black_box(&ours).encode()).map_err(|e| Failure::violated(e.to_string()))?;
-        Ok(())
-    })?;
-    let enc_theirs = median_ns(b, n, || {
-        black_box(kafka_encode(black_box(&their_message), 3)?);
-        Ok(())
-    })?;
-    let dec_ours = median_ns(b, n, || {
-        black_box(ConsumerProtocolSubscription::decode(black_box(&encoded)))
-            .map_err(|e| Failure::violated(e.to_string()))?;
-        Ok(())
-    })?;
-    let dec_theirs = median_ns(b, n, || {
-        black_box(kafka_decode(black_box(&shared))?);
-        Ok(())
-    })?;
+    let mut ops: [Op<'_>; 4] = [
+        Box::new(|| {
+            black_box(black_box(&ours).encode()).map_err(|e| Failure::violated(e.to_string()))?;
+            Ok(())
+        }),
+        Box::new(|| {
+            black_box(kafka_encode(black_box(&their_message), 3)?);
+            Ok(())
+        }),
+        Box::new(|| {
+            black_box(ConsumerProtocolSubscription::decode(black_box(&encoded)))
+                .map_err(|e| Failure::violated(e.to_string()))?;
+            Ok(())
+        }),
+        Box::new(|| {
+            black_box(kafka_decode(black_box(&shared))?);
+            Ok(())
+        }),
+    ];
+    let medians = median_ns(b, n, &mut ops)?;
+    let [enc_ours, enc_theirs, dec_ours, dec_theirs] = medians[..] else {
+        return Err(Failure::violated("expected four measurements"));
+    };
 
     let report = Report {
         message: "subscription v3, 50 topics, 200 owned partitions",
