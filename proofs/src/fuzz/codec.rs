@@ -7,7 +7,7 @@ use rebalance::{
     EmbeddedMessage,
 };
 
-use crate::codec::{self, Codec, HeapSize};
+use crate::codec::{self, Codec, FitToVersion, HeapSize};
 
 fn decode_one<M: EmbeddedMessage + HeapSize>(data: &[u8]) {
     if let Err(violation) = codec::canonical(&Codec::<M>::real(), data) {
@@ -25,7 +25,7 @@ pub fn codec_decode(data: &[u8]) {
 
 fn roundtrip_one<M>(data: &[u8])
 where
-    M: EmbeddedMessage + for<'a> Arbitrary<'a>,
+    M: EmbeddedMessage + FitToVersion + for<'a> Arbitrary<'a>,
 {
     let Some((&future_offset, rest)) = data.split_first() else {
         return;
@@ -46,6 +46,13 @@ where
     let known = x.version().rem_euclid(M::HIGHEST_KNOWN_VERSION + 1);
     x.set_version(known);
     check(codec::round_trip(&codec, &x));
+    // Fitted to its version, the value must encode (strings are far below i16::MAX here).
+    let x = x.fit_to_version();
+    match codec::round_trip(&codec, &x) {
+        Ok(codec::Checked::Held)
+        | Ok(codec::Checked::NotEncodable(rebalance::EncodeError::StringTooLong { .. })) => {}
+        other => panic!("{} fitted to its version: {other:?}", M::NAME),
+    }
     check(codec::version_compatibility(
         &codec,
         &x,
