@@ -3,8 +3,7 @@
 //! `ALLOCATION_FACTOR` times the input plus a little for the error's text.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use rebalance::{
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, CooperativeAssignment,
@@ -14,22 +13,27 @@ use rebalance_proofs::codec::ALLOCATION_FACTOR;
 
 struct Counting;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-/// Tests run on several threads: measurements take turns.
-static TURN: Mutex<()> = Mutex::new(());
+thread_local! {
+    // Per thread, so the test harness's own allocations on other threads never count.
+    // `const` initialisers: reading them never allocates, as an allocator requires.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
 
 // SAFETY: forwards to the system allocator and only adds counting.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
-        PEAK.fetch_max(live, Ordering::SeqCst);
+        let size = layout.size() as isize;
+        let _ = LIVE.try_with(|live| {
+            live.set(live.get() + size);
+            let _ = PEAK.try_with(|peak| peak.set(peak.get().max(live.get())));
+        });
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::SeqCst);
+        let _ = LIVE.try_with(|live| live.set(live.get() - layout.size() as isize));
         // SAFETY: same contract as the caller's.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -41,15 +45,13 @@ static GLOBAL: Counting = Counting;
 /// Room for the error value's field path and its formatting.
 const SLACK_BYTES: usize = 256;
 
-/// The peak heap, above what was in use before, while `f` runs (its result dropped inside).
+/// The peak heap this thread held, above what it held before, while `f` ran (its result
+/// dropped inside).
 fn peak_during(f: impl FnOnce()) -> usize {
-    let _turn = TURN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let base = LIVE.load(Ordering::SeqCst);
-    PEAK.store(base, Ordering::SeqCst);
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
     f();
-    PEAK.load(Ordering::SeqCst) - base
+    usize::try_from(PEAK.with(Cell::get) - base).unwrap_or(0)
 }
 
 fn peak_decoding<M: EmbeddedMessage>(bytes: &[u8]) -> usize {
@@ -112,6 +114,9 @@ fn large_valid_messages_stay_within_the_factor() {
     b.extend(std::iter::repeat_n([0u8, 0], n as usize).flatten());
     b.extend_from_slice(&be32(-1));
     assert_bounded(&b);
+    // The counter sees the decode: 20 000 `String`s of 24 bytes each.
+    let seen = peak_decoding::<ConsumerProtocolSubscription>(&b);
+    assert!(seen >= 24 * n as usize, "peak {seen}");
     // Many empty (topic, partitions) pairs, then the input cut short.
     let mut b = vec![0, 1];
     b.extend_from_slice(&be32(0));
