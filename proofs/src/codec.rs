@@ -193,9 +193,13 @@ pub fn canonical<M: EmbeddedMessage + HeapSize>(
                 bytes.len() - used
             )));
         }
-        Err(e) if !(known && used < bytes.len()) => {
+        Err(e)
+            if !(known
+                && used < bytes.len()
+                && matches!(e, DecodeError::TrailingBytes { offset, .. } if *offset == used)) =>
+        {
             return Err(violation(format!(
-                "{}: decode_prefix accepts all it needs but decode refuses: {e}",
+                "{}: decode_prefix used {used} bytes but decode refuses: {e}",
                 to_hex(bytes)
             )));
         }
