@@ -35,7 +35,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use spec::{GroupSpec, MAX_PARTITIONS_PER_TOPIC, MemberSpec, OwnedPartitions, SpecError, TopicSpec};
+pub use spec::{
+    GroupSpec, MAX_PARTITIONS_PER_TOPIC, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
+};
 
 use crate::ids::MemberId;
 
