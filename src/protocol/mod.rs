@@ -32,6 +32,8 @@ pub mod cluster;
 #[cfg(test)]
 mod cluster_tests;
 pub mod coordinator;
+#[cfg(test)]
+mod coordinator_tests;
 pub mod embedded;
 #[cfg(feature = "faults")]
 pub mod fault;
