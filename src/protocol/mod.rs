@@ -40,6 +40,8 @@ pub mod fault;
 pub mod group;
 pub mod leader;
 pub mod member;
+#[cfg(test)]
+mod member_tests;
 pub mod messages;
 #[cfg(test)]
 mod test_support;
