@@ -22,3 +22,8 @@ pub use codec::{
     EmbeddedMessage, EncodeError, TopicPartitions,
 };
 pub use ids::{CoordinatorEpoch, Generation, MemberId, TopicPartition};
+pub use protocol::{
+    AssignorRef, Cluster, ClusterError, Coordinator, CoordinatorConfig, CoordinatorTimer,
+    ErrorCode, GroupRecord, GroupState, Member, MemberConfig, MemberEvent, MemberState,
+    MemberTimer, RebalanceProtocol, Request, Response, RoundLog,
+};
