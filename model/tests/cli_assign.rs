@@ -13,7 +13,11 @@ fn rebalance(args: &[&str], stdin: &str) -> Output {
         .spawn()
         .expect("spawn rebalance");
     // The tool may exit before reading stdin (bad arguments): a broken pipe is fine.
-    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes());
     child.wait_with_output().expect("wait rebalance")
 }
 
