@@ -41,16 +41,28 @@
 //! into the result (objective 6). If the input assignment is already optimal for 1–4 and is
 //! given back as `owned`, keeping everything is optimal for 5, so it comes back unchanged.
 //!
-//! *Fast path.* With no previous owner, no possible rack alignment, and every member with a
-//! subscription subscribing to the same topics, a closed form is optimal: members take f_t of
-//! each topic, and the extras of all topics are dealt round-robin in one rotation, so loads
-//! are within one of each other (the unique minimiser of Σ load² for a fixed total), while
-//! objectives 4 and 5 are zero for every assignment.
+//! *Components.* The group splits into the connected components of the member–topic graph,
+//! solved independently (exact: see [`super::components`]).
 //!
-//! *Complexity.* Classes: O(P log P) to build. Network: V = classes + pools + Σ|Sub(t)| +
-//! members, E = O(classes·(2+|R|) + Σ|Sub(t)|·(1+racks per member)). The solver runs
-//! O(phases) Dijkstra passes (phases ≈ distinct marginal costs met, a few times the load
-//! range) plus one augmenting path per extra unit. The fast path is O(P + Σ|Sub(t)|).
+//! *Closed forms.* In a component where every member subscribes to every topic:
+//! - with no previous owner and no possible rack alignment, members take f_t of each topic and
+//!   the extras of all topics are dealt round-robin in one rotation, so loads are within one
+//!   of each other (the unique minimising multiset of Σ load² for a fixed total), while
+//!   objectives 4 and 5 are zero for every assignment;
+//! - when every partition has a previous owner, none can be aligned, and the owners'
+//!   assignment is already spread with loads within one, it is optimal for 3, 4 and 5 (all
+//!   kept), so it is kept as is.
+//!
+//! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
+//! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
+//! it). Elsewhere it would pass at most one unit from the topic pool to the member, so an
+//! edge topic pool → member of capacity 1 replaces it: the same flows, the same costs.
+//!
+//! *Complexity.* Classes: O(P log P). Network: V = classes + pools + needed (m,t) nodes +
+//! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
+//! breadth-first passes per phase (phases ≈ distinct marginal costs met, a few times the
+//! spread of loads) plus one augmenting path per extra unit: O(phases·E log V + P·depth).
+//! The closed forms are O(P + Σ_t |Sub(t)|).
 
 use super::classes::Classes;
 use super::components::{Component, components};
