@@ -82,9 +82,9 @@ pub struct BenchAssignorArgs {
     /// A small subset of the matrix (100 members, 10 topics), for smoke tests.
     #[arg(long)]
     quick: bool,
-    /// Skip matrix cells with more members than this.
-    #[arg(long, default_value_t = 10_000)]
-    max_members: usize,
+    /// The member counts of the matrix to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 1000, 10_000])]
+    members: Vec<usize>,
     /// Timed runs per case after the warm-up (fewer for cases slower than a second).
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -132,15 +132,11 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
         print_row(&row, args.json, true);
         rows.push(row);
     } else {
-        let members: &[usize] = if args.quick {
-            &[100]
-        } else {
-            &[100, 1000, 10_000]
-        };
+        let members: &[usize] = if args.quick { &[100] } else { &args.members };
         let ratios: &[usize] = if args.quick { &[10] } else { &[10, 50] };
         let topic_counts: &[usize] = if args.quick { &[10] } else { &[10, 100, 1000] };
         let mut first = true;
-        for &n in members.iter().filter(|&&n| n <= args.max_members) {
+        for &n in members {
             for &ratio in ratios {
                 for &topics in topic_counts {
                     let per_topic = n * ratio / topics;
