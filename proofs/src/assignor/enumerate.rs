@@ -1,0 +1,1 @@
+//! Small-scope enumeration (being written).
