@@ -12,9 +12,7 @@ use std::path::{Path, PathBuf};
 /// The `fuzz/` directory of this repository.
 #[must_use]
 pub fn fuzz_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("fuzz")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("fuzz")
 }
 
 /// Feeds every committed input of `target` to `run`: the files of `fuzz/corpus/<target>/` and
@@ -41,8 +39,8 @@ pub fn replay_dir(target: &str, mut run: impl FnMut(&[u8])) -> usize {
     }
     files.sort();
     for path in &files {
-        let bytes =
-            std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let bytes = std::fs::read(path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&bytes)));
         if let Err(panic) = result {
             eprintln!("fuzz replay failed on {}", path.display());
