@@ -20,7 +20,8 @@
 //!    prev(p).
 //!
 //! Objectives 3–5 are judged only when 1–2 hold (an invalid assignment has no meaningful
-//! score), and each only when the ones before it are optimal.
+//! score), and 4 and 5 each only when the ones before them are optimal (the local rule and the
+//! Σload² optimum are both reported when both fail).
 //!
 //! The optimum comes from [`brute::optimum`] when the group is small enough, else from
 //! [`flow::optimum`]; neither calls the assignor. Determinism and the fixed-point property
@@ -31,7 +32,7 @@ use std::fmt;
 
 use rebalance::{Assignment, GroupSpec, OwnedPartitions, SpecError, TopicPartition};
 
-use super::problem::{Objectives, Owners, Problem, objectives};
+use super::problem::{Objectives, Owners, Problem, TopicView, objectives};
 use super::violation::Violation;
 use super::{brute, flow};
 
@@ -113,10 +114,11 @@ pub fn check_with(spec: &GroupSpec, output: &Assignment, oracle: Option<Oracle>)
         return report;
     };
     let loads = loads(&problem, &owners);
-    spread_and_local_balance(&problem, &owners, &loads, &mut report.violations);
+    spread(&problem, &owners, &mut report.violations);
     if !report.violations.is_empty() {
         return report;
     }
+    local_balance(&problem, &owners, &loads, &mut report.violations);
     let achieved = objectives(&problem, &owners);
     let (optimum, used) = optimum(&problem, oracle);
     report.achieved = Some(achieved);
@@ -281,20 +283,11 @@ fn loads(problem: &Problem, owners: &Owners) -> Vec<u32> {
     loads
 }
 
-/// Properties 2 and the local balance rule of 3, on a valid assignment.
-fn spread_and_local_balance(
-    problem: &Problem,
-    owners: &Owners,
-    loads: &[u32],
-    out: &mut Vec<Violation>,
-) {
+/// Property 2, on a valid assignment.
+fn spread(problem: &Problem, owners: &Owners, out: &mut Vec<Violation>) {
     for (t, topic) in problem.topics.iter().enumerate() {
         let (min, max) = (topic.spread_min(), topic.spread_max());
-        let mut counts: BTreeMap<usize, u32> = topic.subscribers.iter().map(|&m| (m, 0)).collect();
-        for &m in &owners[t] {
-            *counts.entry(m).or_default() += 1;
-        }
-        for (&m, &count) in &counts {
+        for (&m, &count) in &counts(topic, &owners[t]) {
             if !(min..=max).contains(&count) {
                 out.push(Violation::Spread {
                     member: problem.members[m].id.clone(),
@@ -305,10 +298,29 @@ fn spread_and_local_balance(
                 });
             }
         }
+    }
+}
+
+/// Each subscriber's number of partitions of one topic.
+fn counts(topic: &TopicView, row: &[usize]) -> BTreeMap<usize, u32> {
+    let mut counts: BTreeMap<usize, u32> = topic.subscribers.iter().map(|&m| (m, 0)).collect();
+    for &m in row {
+        *counts.entry(m).or_default() += 1;
+    }
+    counts
+}
+
+/// The local balance rule of property 3, on a valid, spread assignment: for each topic and each
+/// member that could give a partition away, names the least-loaded subscriber that could take
+/// it.
+fn local_balance(problem: &Problem, owners: &Owners, loads: &[u32], out: &mut Vec<Violation>) {
+    for (t, topic) in problem.topics.iter().enumerate() {
+        let (min, max) = (topic.spread_min(), topic.spread_max());
         // A move from m to m' keeps spread only if m is at the top and m' at the bottom.
         if min == max {
             continue;
         }
+        let counts = counts(topic, &owners[t]);
         for (&from, &count_from) in &counts {
             if count_from != max {
                 continue;
