@@ -1,0 +1,84 @@
+//! `rebalance verify` on the reference's example: uniform-v1's output fails with named spread
+//! violations (exit 1), uniform-v2's passes (exit 0), bad input exits 2 with one line.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../proofs/examples/reference-uniform-v2")
+        .join(name)
+}
+
+fn verify(spec: &PathBuf, assignment: &PathBuf) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rebalance"))
+        .arg("verify")
+        .arg(spec)
+        .arg(assignment)
+        .output()
+        .expect("the rebalance binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn uniform_v2_output_passes() {
+    let out = verify(&example("spec.json"), &example("v2.json"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("ok: every property holds"));
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn uniform_v1_output_fails_with_named_spread_violations() {
+    let out = verify(&example("spec.json"), &example("v1.json"));
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 9, "{stdout}");
+    for line in [
+        "A has 3 partitions of T1, spread allows 1..=1",
+        "B has 0 partitions of T1, spread allows 1..=1",
+        "B has 3 partitions of T2, spread allows 1..=1",
+        "C has 3 partitions of T3, spread allows 1..=1",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == line),
+            "missing {line:?} in\n{stdout}"
+        );
+    }
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("rebalance: 9 violation(s)"), "{stderr}");
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let dir = std::env::temp_dir().join(format!("rebalance-cli-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cases = [
+        ("malformed.json", "{\"topics\": [", "line 1"),
+        (
+            "duplicate.json",
+            r#"{"topics": [], "members": [{"id": "A", "subscriptions": []}, {"id": "A", "subscriptions": []}]}"#,
+            "duplicate member id \"A\"",
+        ),
+    ];
+    for (name, body, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, body).expect("write temp spec");
+        let out = verify(&path, &example("v2.json"));
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    }
+    // The assignment in place of the spec, and a missing file.
+    let out = verify(&example("v1.json"), &example("v2.json"));
+    assert_eq!(out.status.code(), Some(2));
+    let out = verify(&dir.join("absent.json"), &example("v2.json"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
