@@ -140,13 +140,13 @@ impl Problem {
                     continue;
                 }
                 for &p in &owned.partitions {
-                    if let Ok(p) = u32::try_from(p) {
-                        if p < topics[t].partitions {
-                            claims
-                                .entry((t, p))
-                                .or_default()
-                                .insert(m, spec_member.generation);
-                        }
+                    if let Ok(p) = u32::try_from(p)
+                        && p < topics[t].partitions
+                    {
+                        claims
+                            .entry((t, p))
+                            .or_default()
+                            .insert(m, spec_member.generation);
                     }
                 }
             }
