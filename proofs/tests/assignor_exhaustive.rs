@@ -5,12 +5,12 @@
 
 use std::time::Instant;
 
-use rebalance::{Assignment, GroupSpec, SpecError};
+use rebalance::{Assignment, Assignor, GroupSpec, SpecError};
 use rebalance_proofs::assignor::enumerate::{self, Scope};
 use rebalance_proofs::assignor::{Oracle, REORDERINGS, check_assignor};
 
 fn assign(spec: &GroupSpec) -> Result<Assignment, SpecError> {
-    rebalance_proofs::assignor::oracle_assignment(spec)
+    rebalance::UniformV2.assign(spec)
 }
 
 /// Runs one family on `threads` threads; panics with the first failing group.

@@ -1,8 +1,8 @@
 //! Property-based proofs of the uniform-v2 assignor on groups too large for brute force, with
 //! the min-cost-flow oracle:
 //!
-//! - random groups of up to 300 members and thousands of partitions satisfy all six
-//!   properties;
+//! - random groups of up to 300 members and up to 4,800 partitions, and a few with thousands
+//!   of partitions, satisfy all six properties;
 //! - sequences of events (joins, leaves, subscription changes, new partitions, rack moves),
 //!   each assignment becoming the next one's previous assignment at generation + 1: every step
 //!   satisfies all six properties, and a step with no event changes nothing.
@@ -10,12 +10,12 @@
 //! `PROPTEST_CASES` overrides the case counts.
 
 use proptest::prelude::*;
-use rebalance::{Assignment, GroupSpec, SpecError};
+use rebalance::{Assignment, Assignor, GroupSpec, SpecError};
 use rebalance_proofs::assignor::generate::{self, Bounds, Event, SplitMix64};
 use rebalance_proofs::assignor::{Oracle, REORDERINGS, check_assignor, with_owned};
 
 fn assign(spec: &GroupSpec) -> Result<Assignment, SpecError> {
-    rebalance_proofs::assignor::oracle_assignment(spec)
+    rebalance::UniformV2.assign(spec)
 }
 
 fn bounds() -> impl Strategy<Value = Bounds> {
@@ -36,6 +36,20 @@ proptest! {
     fn large_groups_satisfy_all_six_properties(bounds in bounds(), seed in any::<u64>()) {
         let spec = generate::spec(&mut SplitMix64(seed), &bounds);
         let report = check_assignor(&spec, assign, &REORDERINGS, Some(Oracle::Flow));
+        prop_assert!(report.is_ok(), "{report}\n{}", spec.to_json());
+    }
+
+    #[test]
+    fn thousands_of_partitions_satisfy_all_six_properties(
+        members in 200u32..=300,
+        topics in 6u32..=10,
+        partitions in 500u32..=900,
+        racks in 1u32..=4,
+        seed in any::<u64>(),
+    ) {
+        let bounds = Bounds { members, topics, partitions, racks };
+        let spec = generate::spec(&mut SplitMix64(seed), &bounds);
+        let report = check_assignor(&spec, assign, &REORDERINGS[..1], Some(Oracle::Flow));
         prop_assert!(report.is_ok(), "{report}\n{}", spec.to_json());
     }
 

@@ -3,7 +3,7 @@
 //! stickiness against an oracle's optimum; determinism; the fixed point).
 
 use arbitrary::{Arbitrary, Unstructured};
-use rebalance::{Assignment, GroupSpec, SpecError};
+use rebalance::{Assignment, Assignor, GroupSpec, SpecError, UniformV2};
 
 use crate::assignor::generate::{self, Bounds};
 use crate::assignor::{REORDERINGS, check_assignor};
@@ -35,7 +35,7 @@ impl<'a> Arbitrary<'a> for AssignorCase {
 
 /// The assignor under test.
 fn uniform_v2(spec: &GroupSpec) -> Result<Assignment, SpecError> {
-    crate::assignor::oracle_assignment(spec)
+    UniformV2.assign(spec)
 }
 
 /// Runs one fuzz input.
