@@ -367,3 +367,37 @@ fn assignor_that_is_not_a_fixed_point_is_named() {
     assert!(check_fixed_point(&example(), oracle_assignment).is_ok());
     assert!(check_fixed_point(&racks(), oracle_assignment).is_ok());
 }
+
+#[test]
+fn the_exhaustive_harness_catches_the_baselines() {
+    use rebalance::{Assignor, Range, UniformV1};
+    use rebalance_proofs::assignor::enumerate;
+    use rebalance_proofs::assignor::{REORDERINGS, check_assignor};
+
+    let structure = &enumerate::families(false)[0];
+    for assignor in [&UniformV1 as &dyn Assignor, &Range] {
+        let mut first_failure = None;
+        enumerate::for_each(structure, (0, 1), |spec| {
+            if first_failure.is_none() {
+                let report = check_assignor(
+                    spec,
+                    |s| assignor.assign(s),
+                    &REORDERINGS,
+                    Some(Oracle::Brute),
+                );
+                if !report.is_ok() {
+                    first_failure = Some(report);
+                }
+            }
+        });
+        let report = first_failure.unwrap_or_else(|| panic!("{} passed", assignor.name()));
+        assert!(
+            report
+                .violations
+                .iter()
+                .any(|v| matches!(v, Violation::Spread { .. } | Violation::Balance { .. })),
+            "{}: {report}",
+            assignor.name()
+        );
+    }
+}
