@@ -82,3 +82,54 @@ fn bad_input_exits_2_with_one_line() {
     assert!(text(&out.stderr).contains("cannot read"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `rebalance assign` piped into `rebalance verify SPEC -`, and the committed outputs are what
+/// the assignors print.
+#[test]
+fn assign_then_verify_through_stdin() {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    for (assignor, committed, code) in [("uniform-v2", "v2.json", 0), ("uniform-v1", "v1.json", 1)]
+    {
+        let assigned = Command::new(env!("CARGO_BIN_EXE_rebalance"))
+            .args(["assign", "--assignor", assignor])
+            .arg(example("spec.json"))
+            .output()
+            .expect("rebalance assign runs");
+        assert_eq!(
+            assigned.status.code(),
+            Some(0),
+            "{}",
+            text(&assigned.stderr)
+        );
+        let printed: serde_json::Value =
+            serde_json::from_slice(&assigned.stdout).expect("assign prints JSON");
+        let file = std::fs::read(example(committed)).expect("committed example");
+        let expected: serde_json::Value = serde_json::from_slice(&file).expect("example is JSON");
+        assert_eq!(printed, expected, "{assignor} no longer prints {committed}");
+
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rebalance"))
+            .arg("verify")
+            .arg(example("spec.json"))
+            .arg("-")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rebalance verify runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(&assigned.stdout)
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("verify finishes");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{assignor}: {}",
+            text(&out.stdout)
+        );
+    }
+}
