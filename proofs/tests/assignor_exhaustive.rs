@@ -1,12 +1,13 @@
 //! Small-scope exhaustive proof of the uniform-v2 assignor: every group of every family in
 //! `enumerate::families` is assigned, and all six properties are checked against the
 //! brute-force oracle (determinism with one reordering per group, rotating through all of
-//! them). `REBALANCE_EXHAUSTIVE=deep` selects the larger bounds for manual runs.
+//! them). `REBALANCE_EXHAUSTIVE=deep` selects larger bounds for manual runs, `quick` smaller
+//! ones (for mutation testing).
 
 use std::time::Instant;
 
 use rebalance::{Assignment, Assignor, GroupSpec, SpecError};
-use rebalance_proofs::assignor::enumerate::{self, Scope};
+use rebalance_proofs::assignor::enumerate::{self, Depth, Scope};
 use rebalance_proofs::assignor::{Oracle, REORDERINGS, check_assignor};
 
 fn assign(spec: &GroupSpec) -> Result<Assignment, SpecError> {
@@ -40,11 +41,11 @@ fn run(scope: &Scope, threads: u64) -> u64 {
 
 #[test]
 fn uniform_v2_satisfies_all_six_properties_on_every_small_group() {
-    let deep = std::env::var("REBALANCE_EXHAUSTIVE").is_ok_and(|v| v == "deep");
+    let depth = Depth::from_env();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
     let mut total = 0;
     let start = Instant::now();
-    for scope in enumerate::families(deep) {
+    for scope in enumerate::families(depth) {
         let family_start = Instant::now();
         let expected = enumerate::count(&scope);
         let checked = run(&scope, threads);
@@ -57,8 +58,7 @@ fn uniform_v2_satisfies_all_six_properties_on_every_small_group() {
         total += checked;
     }
     println!(
-        "exhaustive ({}): {total} distinct groups checked in {:.1}s on {threads} threads",
-        if deep { "deep" } else { "ci" },
+        "exhaustive ({depth:?}): {total} distinct groups checked in {:.1}s on {threads} threads",
         start.elapsed().as_secs_f64()
     );
 }

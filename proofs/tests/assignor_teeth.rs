@@ -374,7 +374,7 @@ fn the_exhaustive_harness_catches_the_baselines() {
     use rebalance_proofs::assignor::enumerate;
     use rebalance_proofs::assignor::{REORDERINGS, check_assignor};
 
-    let structure = &enumerate::families(false)[0];
+    let structure = &enumerate::families(enumerate::Depth::Quick)[0];
     for assignor in [&UniformV1 as &dyn Assignor, &Range] {
         let mut first_failure = None;
         enumerate::for_each(structure, (0, 1), |spec| {

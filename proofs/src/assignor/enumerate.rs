@@ -224,9 +224,32 @@ fn build(scope: &Scope, members: u32, counts: &[u32], digits: &[u64]) -> GroupSp
     spec
 }
 
-/// The families the exhaustive proof runs: `deep` selects the larger bounds for manual runs.
+/// How far the exhaustive proof goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Small bounds for quick feedback (mutation testing): 173,312 groups.
+    Quick,
+    /// The CI bounds: 1,837,300 groups.
+    Ci,
+    /// Larger bounds for manual runs: about 106 million groups.
+    Deep,
+}
+
+impl Depth {
+    /// The depth named by `REBALANCE_EXHAUSTIVE` (`quick`, `deep`; anything else: CI).
+    #[must_use]
+    pub fn from_env() -> Depth {
+        match std::env::var("REBALANCE_EXHAUSTIVE").as_deref() {
+            Ok("quick") => Depth::Quick,
+            Ok("deep") => Depth::Deep,
+            _ => Depth::Ci,
+        }
+    }
+}
+
+/// The families the exhaustive proof runs at each depth.
 #[must_use]
-pub fn families(deep: bool) -> Vec<Scope> {
+pub fn families(depth: Depth) -> Vec<Scope> {
     let structure = Scope {
         name: "structure",
         members: 3,
@@ -236,7 +259,39 @@ pub fn families(deep: bool) -> Vec<Scope> {
         racks: false,
         claims: false,
     };
-    if deep {
+    if depth == Depth::Quick {
+        return vec![
+            structure,
+            Scope {
+                name: "racks",
+                members: 3,
+                topics: 2,
+                partitions: (1, 2),
+                max_total_partitions: 2,
+                racks: true,
+                claims: false,
+            },
+            Scope {
+                name: "claims",
+                members: 3,
+                topics: 2,
+                partitions: (1, 2),
+                max_total_partitions: 2,
+                racks: false,
+                claims: true,
+            },
+            Scope {
+                name: "everything",
+                members: 2,
+                topics: 1,
+                partitions: (1, 2),
+                max_total_partitions: 2,
+                racks: true,
+                claims: true,
+            },
+        ];
+    }
+    if depth == Depth::Deep {
         return vec![
             structure,
             Scope {
