@@ -74,6 +74,21 @@ fn bad_input_exits_2_with_one_line() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains(expected), "{name}: {stderr}");
     }
+    // A group too large for the oracles is refused up front, without allocating for it.
+    let path = dir.join("huge.json");
+    std::fs::write(
+        &path,
+        r#"{"topics": [{"name": "T1", "partitions": 16777216}],
+            "members": [{"id": "A", "subscriptions": ["T1"]}]}"#,
+    )
+    .expect("write temp spec");
+    let out = verify(&path, &example("v2.json"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("16777216 partitions to assign"),
+        "{}",
+        text(&out.stderr)
+    );
     // The assignment in place of the spec, and a missing file.
     let out = verify(&example("v1.json"), &example("v2.json"));
     assert_eq!(out.status.code(), Some(2));

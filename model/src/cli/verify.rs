@@ -5,6 +5,7 @@
 //! Prints every violation on stdout, one per line. Exit status: 0 when every property holds,
 //! 1 when one does not, 2 when an input cannot be read or parsed.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,6 +13,10 @@ use rebalance::{Assignment, GroupSpec};
 use rebalance_proofs::assignor::check;
 
 use super::{Failure, read_text};
+
+/// The largest number of partitions `verify` accepts: the flow oracle is quadratic, and this
+/// bound keeps a check within about a minute.
+pub const MAX_VERIFY_PARTITIONS: i64 = 20_000;
 
 /// Arguments of `rebalance verify`.
 #[derive(clap::Args)]
@@ -32,6 +37,24 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, Failure> {
     let spec_text = read_text(Some(&args.spec))?;
     let spec = GroupSpec::from_json(&spec_text)
         .map_err(|e| Failure::input(format!("{}: {e}", args.spec.display())))?;
+    // Counted from the spec itself, before the checker allocates anything per partition.
+    let subscribed: BTreeSet<&str> = spec
+        .members
+        .iter()
+        .flat_map(|m| m.subscriptions.iter().map(String::as_str))
+        .collect();
+    let assignable: i64 = spec
+        .topics
+        .iter()
+        .filter(|t| subscribed.contains(t.name.as_str()))
+        .map(|t| t.partitions)
+        .sum();
+    if assignable > MAX_VERIFY_PARTITIONS {
+        return Err(Failure::input(format!(
+            "{}: {assignable} partitions to assign; the checker's oracles handle at most {MAX_VERIFY_PARTITIONS}",
+            args.spec.display(),
+        )));
+    }
     let output_text = read_text(Some(&args.assignment))?;
     let output = Assignment::from_json(&output_text)
         .map_err(|e| Failure::input(format!("{}: {e}", args.assignment.display())))?;
