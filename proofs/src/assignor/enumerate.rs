@@ -229,7 +229,7 @@ fn build(scope: &Scope, members: u32, counts: &[u32], digits: &[u64]) -> GroupSp
 pub enum Depth {
     /// Small bounds for quick feedback (mutation testing): 173,312 groups.
     Quick,
-    /// The CI bounds: 1,837,300 groups.
+    /// The CI bounds: 3,095,824 groups.
     Ci,
     /// Larger bounds for manual runs: about 106 million groups.
     Deep,
@@ -328,9 +328,9 @@ pub fn families(depth: Depth) -> Vec<Scope> {
         Scope {
             name: "racks",
             members: 3,
-            topics: 2,
+            topics: 3,
             partitions: (1, 2),
-            max_total_partitions: 4,
+            max_total_partitions: 3,
             racks: true,
             claims: false,
         },
