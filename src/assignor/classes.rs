@@ -14,8 +14,8 @@ use super::problem::Problem;
 pub(crate) struct Class {
     /// Topic index.
     pub topic: u32,
-    /// Rack ids (into [`Classes::racks`]) holding a replica, ascending; empty when rack
-    /// alignment is off.
+    /// Rack ids (indices into the sorted member rack names) holding a replica and where some
+    /// subscriber runs, ascending; empty when rack alignment is off.
     pub racks: Vec<u32>,
     /// The previous owner (member index), if any.
     pub owner: Option<u32>,
@@ -27,12 +27,8 @@ pub(crate) struct Class {
 pub(crate) struct Classes {
     /// The classes, grouped by topic in topic order.
     pub classes: Vec<Class>,
-    /// Rack names, ascending; rack ids index this list.
-    pub racks: Vec<String>,
     /// For every member, its rack id, if it has one and rack alignment is on.
     pub member_rack: Vec<Option<u32>>,
-    /// Whether any partition has a previous owner.
-    pub any_owner: bool,
 }
 
 impl Classes {
@@ -56,7 +52,6 @@ impl Classes {
             .map(|m| m.rack.as_deref().and_then(&rack_id).map(|r| r as u32))
             .collect();
         let owners = previous_owners(problem);
-        let any_owner = owners.iter().any(|o| !o.is_empty());
         let mut classes = Vec::new();
         for (t, subs) in problem.subscribers.iter().enumerate() {
             if subs.is_empty() {
@@ -141,14 +136,23 @@ impl Classes {
         }
         Classes {
             classes,
-            racks,
             member_rack,
-            any_owner,
         }
     }
 
-    /// Whether some partition could be rack-aligned at all.
-    pub fn any_rack(&self) -> bool {
-        self.classes.iter().any(|c| !c.racks.is_empty())
+    /// For every topic index, the range of its classes in [`Classes::classes`].
+    pub fn by_topic(&self, topics: usize) -> Vec<std::ops::Range<usize>> {
+        let mut ranges = vec![0..0; topics];
+        let mut i = 0;
+        while i < self.classes.len() {
+            let t = self.classes[i].topic;
+            let mut j = i;
+            while j < self.classes.len() && self.classes[j].topic == t {
+                j += 1;
+            }
+            ranges[t as usize] = i..j;
+            i = j;
+        }
+        ranges
     }
 }

@@ -91,6 +91,7 @@ pub trait Assignor: Send + Sync {
 
 mod claims;
 mod classes;
+mod components;
 mod flow;
 mod problem;
 pub mod range;

@@ -41,18 +41,31 @@
 //! into the result (objective 6). If the input assignment is already optimal for 1–4 and is
 //! given back as `owned`, keeping everything is optimal for 5, so it comes back unchanged.
 //!
-//! *Fast path.* With no previous owner, no possible rack alignment, and every member with a
-//! subscription subscribing to the same topics, a closed form is optimal: members take f_t of
-//! each topic, and the extras of all topics are dealt round-robin in one rotation, so loads
-//! are within one of each other (the unique minimiser of Σ load² for a fixed total), while
-//! objectives 4 and 5 are zero for every assignment.
+//! *Components.* The group splits into the connected components of the member–topic graph,
+//! solved independently (exact: see [`super::components`]).
 //!
-//! *Complexity.* Classes: O(P log P) to build. Network: V = classes + pools + Σ|Sub(t)| +
-//! members, E = O(classes·(2+|R|) + Σ|Sub(t)|·(1+racks per member)). The solver runs
-//! O(phases) Dijkstra passes (phases ≈ distinct marginal costs met, a few times the load
-//! range) plus one augmenting path per extra unit. The fast path is O(P + Σ|Sub(t)|).
+//! *Closed forms.* In a component where every member subscribes to every topic:
+//! - with no previous owner and no possible rack alignment, members take f_t of each topic and
+//!   the extras of all topics are dealt round-robin in one rotation, so loads are within one
+//!   of each other (the unique minimising multiset of Σ load² for a fixed total), while
+//!   objectives 4 and 5 are zero for every assignment;
+//! - when every partition has a previous owner, none can be aligned, and the owners'
+//!   assignment is already spread with loads within one, it is optimal for 3, 4 and 5 (all
+//!   kept), so it is kept as is.
+//!
+//! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
+//! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
+//! it). Elsewhere it would pass at most one unit from the topic pool to the member, so an
+//! edge topic pool → member of capacity 1 replaces it: the same flows, the same costs.
+//!
+//! *Complexity.* Classes: O(P log P). Network: V = classes + pools + needed (m,t) nodes +
+//! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
+//! breadth-first passes per phase (phases ≈ distinct marginal costs met, a few times the
+//! spread of loads) plus one augmenting path per extra unit: O(phases·E log V + P·depth).
+//! The closed forms are O(P + Σ_t |Sub(t)|).
 
 use super::classes::Classes;
+use super::components::{Component, components};
 use super::flow::Network;
 use super::problem::Problem;
 use super::{Assignment, Assignor, GroupSpec, SpecError};
@@ -71,34 +84,36 @@ impl Assignor for UniformV2 {
         spec.validate()?;
         let problem = Problem::new(spec);
         let classes = Classes::new(&problem, spec.rack_aware);
-        let lists = if !classes.any_owner && !classes.any_rack() && homogeneous(&problem) {
-            round_robin(&problem)
-        } else {
-            solve(&problem, &classes)
-        };
+        let by_topic = classes.by_topic(problem.topics.len());
+        let mut lists = vec![Vec::new(); problem.members.len()];
+        for comp in components(&problem) {
+            let ids: Vec<usize> = comp
+                .topics
+                .iter()
+                .flat_map(|&t| by_topic[t as usize].clone())
+                .collect();
+            let homogeneous = comp.homogeneous(&problem);
+            let plain = ids.iter().all(|&i| {
+                let class = &classes.classes[i];
+                class.owner.is_none() && class.racks.is_empty()
+            });
+            if homogeneous && plain {
+                round_robin(&problem, &comp, &mut lists);
+            } else if !(homogeneous && keep_all(&problem, &classes, &comp, &ids, &mut lists)) {
+                solve(&problem, &classes, &comp, &ids, homogeneous, &mut lists);
+            }
+        }
         Ok(problem.assignment(lists))
     }
 }
 
-/// Whether every member with at least one subscription has the same subscriptions.
-fn homogeneous(problem: &Problem<'_>) -> bool {
-    let mut subs = problem.subscriptions.iter().filter(|s| !s.is_empty());
-    match subs.next() {
-        None => true,
-        Some(first) => subs.all(|s| s == first),
-    }
-}
-
-/// The closed form for homogeneous groups with nothing to keep and nothing to align.
-fn round_robin(problem: &Problem<'_>) -> Vec<Vec<(u32, i32)>> {
-    let mut lists = vec![Vec::new(); problem.members.len()];
+/// The closed form for a homogeneous component with nothing to keep and nothing to align.
+fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
     let mut cursor = 0usize;
-    for (t, subs) in problem.subscribers.iter().enumerate() {
-        if subs.is_empty() {
-            continue;
-        }
+    for &t in &comp.topics {
+        let subs = &problem.subscribers[t as usize];
         let n = subs.len();
-        let total = problem.partitions(t as u32) as usize;
+        let total = problem.partitions(t) as usize;
         let floor = total / n;
         let extra = total % n;
         // Members cursor..cursor+extra (cyclically) take this topic's extras.
@@ -108,74 +123,172 @@ fn round_robin(problem: &Problem<'_>) -> Vec<Vec<(u32, i32)>> {
             let count = floor + usize::from(offset < extra);
             let list = &mut lists[m as usize];
             for p in next..next + count as i32 {
-                list.push((t as u32, p));
+                list.push((t, p));
             }
             next += count as i32;
         }
         cursor = (cursor + extra) % n;
     }
-    lists
 }
 
-/// Builds the flow network of the module docs, solves it and turns the flow into partitions.
-fn solve(problem: &Problem<'_>, classes: &Classes) -> Vec<Vec<(u32, i32)>> {
-    let n_topics = problem.topics.len();
-    let n_members = problem.members.len();
-    let n_racks = classes.racks.len();
-    let floor: Vec<u32> = (0..n_topics)
-        .map(|t| {
-            let subs = problem.subscribers[t].len() as u32;
-            problem.partitions(t as u32).checked_div(subs).unwrap_or(0)
-        })
+/// The certificate for a homogeneous component where every partition has a previous owner
+/// and no partition can be aligned: if the owners' assignment is already spread and its
+/// loads are within one, it is optimal for objectives 3 (the unique minimising load
+/// multiset), 4 (nothing to align) and 5 (everything kept), so it is returned as is.
+/// Returns `false`, touching nothing, when the certificate does not hold.
+fn keep_all(
+    problem: &Problem<'_>,
+    classes: &Classes,
+    comp: &Component,
+    ids: &[usize],
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    if ids
+        .iter()
+        .any(|&i| classes.classes[i].owner.is_none() || !classes.classes[i].racks.is_empty())
+    {
+        return false;
+    }
+    let local = |m: u32| comp.members.partition_point(|&x| x < m);
+    let mut load = vec![0u64; comp.members.len()];
+    let mut count = vec![0u32; comp.members.len()];
+    let mut start = 0;
+    for &t in &comp.topics {
+        let subs = problem.subscribers[t as usize].len() as u32;
+        let floor = problem.partitions(t) / subs;
+        let mut owners = Vec::new();
+        while start < ids.len() && classes.classes[ids[start]].topic == t {
+            let class = &classes.classes[ids[start]];
+            if let Some(o) = class.owner {
+                let lm = local(o);
+                if count[lm] == 0 {
+                    owners.push(lm);
+                }
+                count[lm] += class.partitions.len() as u32;
+            }
+            start += 1;
+        }
+        let spread = (owners.len() as u32 == subs || floor == 0)
+            && owners
+                .iter()
+                .all(|&lm| count[lm] == floor || count[lm] == floor + 1);
+        for &lm in &owners {
+            load[lm] += u64::from(count[lm]);
+            count[lm] = 0;
+        }
+        if !spread {
+            return false;
+        }
+    }
+    let lo = load.iter().copied().min().unwrap_or(0);
+    let hi = load.iter().copied().max().unwrap_or(0);
+    if hi > lo + 1 {
+        return false;
+    }
+    for &i in ids {
+        let class = &classes.classes[i];
+        if let Some(o) = class.owner {
+            lists[o as usize].extend(class.partitions.iter().map(|&p| (class.topic, p)));
+        }
+    }
+    true
+}
+
+/// Builds the flow network of the module docs for one component, solves it and turns the flow
+/// into partitions.
+fn solve(
+    problem: &Problem<'_>,
+    classes: &Classes,
+    comp: &Component,
+    ids: &[usize],
+    homogeneous: bool,
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    let n_topics = comp.topics.len();
+    let n_members = comp.members.len();
+    let local_topic = |t: u32| comp.topics.partition_point(|&x| x < t);
+    let local_member = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+    let floor: Vec<u32> = comp
+        .topics
+        .iter()
+        .map(|&t| problem.partitions(t) / problem.subscribers[t as usize].len() as u32)
         .collect();
-    let extra: Vec<u32> = (0..n_topics)
-        .map(|t| {
-            let subs = problem.subscribers[t].len() as u32;
-            problem.partitions(t as u32).checked_rem(subs).unwrap_or(0)
-        })
+    let extra: Vec<u32> = comp
+        .topics
+        .iter()
+        .map(|&t| problem.partitions(t) % problem.subscribers[t as usize].len() as u32)
         .collect();
 
     // Node numbering, in topological order: source, classes, pools, (m,t) nodes, members, sink.
     let source = 0u32;
     let class_base = 1u32;
-    let mut next = class_base + classes.classes.len() as u32;
+    let mut next = class_base + ids.len() as u32;
     // Rack pools: for every topic, the racks some subscriber runs in.
     let mut rack_pool: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_topics]; // (rack, node)
     let mut topic_pool = vec![u32::MAX; n_topics];
-    let any_rack = classes.any_rack();
-    for t in 0..n_topics {
-        if problem.subscribers[t].is_empty() {
-            continue;
-        }
+    let any_rack = ids.iter().any(|&i| !classes.classes[i].racks.is_empty());
+    for (lt, &t) in comp.topics.iter().enumerate() {
         if any_rack {
-            let mut present: Vec<u32> = problem.subscribers[t]
+            let mut present: Vec<u32> = problem.subscribers[t as usize]
                 .iter()
                 .filter_map(|&m| classes.member_rack[m as usize])
                 .collect();
             present.sort_unstable();
             present.dedup();
             for r in present {
-                rack_pool[t].push((r, next));
+                rack_pool[lt].push((r, next));
                 next += 1;
             }
         }
-        topic_pool[t] = next;
+        topic_pool[lt] = next;
         next += 1;
     }
+    // (m,t) nodes exist only where needed: a subscriber with a floor to fill, or one that can
+    // be reached other than through the topic pool (owner edge, rack pool). Elsewhere f_t = 0
+    // and the node would only pass one unit from the topic pool to the member, so the topic
+    // pool links straight to the member with capacity 1.
+    let mut class_start = 0;
     let mut pair_base = Vec::with_capacity(n_topics);
-    for subs in &problem.subscribers {
+    let mut pair_members: Vec<Vec<u32>> = Vec::with_capacity(n_topics);
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        let subs = &problem.subscribers[t as usize];
+        let mut needed: Vec<u32> = if floor[lt] > 0 {
+            subs.clone()
+        } else {
+            let mut owners = Vec::new();
+            while class_start < ids.len() && classes.classes[ids[class_start]].topic == t {
+                owners.extend(classes.classes[ids[class_start]].owner);
+                class_start += 1;
+            }
+            if !rack_pool[lt].is_empty() {
+                owners.extend(
+                    subs.iter()
+                        .copied()
+                        .filter(|&m| classes.member_rack[m as usize].is_some()),
+                );
+            }
+            owners
+        };
+        while class_start < ids.len() && classes.classes[ids[class_start]].topic == t {
+            class_start += 1;
+        }
+        needed.sort_unstable();
+        needed.dedup();
         pair_base.push(next);
-        next += subs.len() as u32;
+        next += needed.len() as u32;
+        pair_members.push(needed);
     }
     let member_base = next;
     next += n_members as u32;
     let sink = next;
     let mut net = Network::new(sink as usize + 1);
-    let _ = n_racks;
 
-    let pair = |m: u32, t: u32| -> u32 {
-        let pos = problem.subscribers[t as usize].partition_point(|&x| x < m);
-        pair_base[t as usize] + pos as u32
+    // The (m,t) node, or the member node when the pair has none.
+    let pair = |m: u32, lt: usize| -> u32 {
+        match pair_members[lt].binary_search(&m) {
+            Ok(pos) => pair_base[lt] + pos as u32,
+            Err(_) => member_base + local_member(m),
+        }
     };
 
     // Class edges, remembered for extraction.
@@ -184,26 +297,27 @@ fn solve(problem: &Problem<'_>, classes: &Classes) -> Vec<Vec<(u32, i32)>> {
         racks: Vec<(usize, u32)>, // (edge, rack pool node)
         topic: usize,
     }
-    let mut class_edges = Vec::with_capacity(classes.classes.len());
-    for (i, class) in classes.classes.iter().enumerate() {
-        let c = class_base + i as u32;
-        let t = class.topic;
+    let mut class_edges = Vec::with_capacity(ids.len());
+    for (k, &i) in ids.iter().enumerate() {
+        let class = &classes.classes[i];
+        let c = class_base + k as u32;
+        let lt = local_topic(class.topic);
         let size = class.partitions.len() as i32;
         net.edge(source, c, size, [0; 4]);
         let owner = class.owner.map(|o| {
             let aligned = classes.member_rack[o as usize]
                 .is_some_and(|r| class.racks.binary_search(&r).is_ok());
-            let cap = size.min(floor[t as usize] as i32 + 1);
-            net.edge(c, pair(o, t), cap, [0, 0, -i8::from(aligned), -1])
+            let cap = size.min(floor[lt] as i32 + 1);
+            net.edge(c, pair(o, lt), cap, [0, 0, -i8::from(aligned), -1])
         });
         let mut racks = Vec::new();
         for &r in &class.racks {
-            if let Ok(k) = rack_pool[t as usize].binary_search_by_key(&r, |&(r, _)| r) {
-                let node = rack_pool[t as usize][k].1;
+            if let Ok(j) = rack_pool[lt].binary_search_by_key(&r, |&(r, _)| r) {
+                let node = rack_pool[lt][j].1;
                 racks.push((net.edge(c, node, size, [0, 0, -1, 0]), node));
             }
         }
-        let topic = net.edge(c, topic_pool[t as usize], size, [0; 4]);
+        let topic = net.edge(c, topic_pool[lt], size, [0; 4]);
         class_edges.push(ClassEdges {
             owner,
             racks,
@@ -212,70 +326,94 @@ fn solve(problem: &Problem<'_>, classes: &Classes) -> Vec<Vec<(u32, i32)>> {
     }
     // Pool edges: for every pool, (edge, member) in member order.
     let mut pool_out: Vec<Vec<(usize, u32)>> = vec![Vec::new(); sink as usize];
-    for t in 0..n_topics {
-        let subs = &problem.subscribers[t];
-        if subs.is_empty() {
-            continue;
-        }
-        let cap = floor[t] as i32 + 1;
-        for &(r, node) in &rack_pool[t] {
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        let subs = &problem.subscribers[t as usize];
+        let cap = floor[lt] as i32 + 1;
+        for &(r, node) in &rack_pool[lt] {
             for &m in subs {
                 if classes.member_rack[m as usize] == Some(r) {
-                    let e = net.edge(node, pair(m, t as u32), cap, [0; 4]);
+                    let e = net.edge(node, pair(m, lt), cap, [0; 4]);
                     pool_out[node as usize].push((e, m));
                 }
             }
         }
-        let node = topic_pool[t];
+        let node = topic_pool[lt];
         for &m in subs {
-            let e = net.edge(node, pair(m, t as u32), cap, [0; 4]);
+            let e = net.edge(node, pair(m, lt), cap, [0; 4]);
             pool_out[node as usize].push((e, m));
         }
     }
     // Floors, extras and loads.
     let mut degree = vec![0i32; n_members];
     let mut base = vec![0i64; n_members];
-    for t in 0..n_topics {
-        for &m in &problem.subscribers[t] {
-            let node = pair(m, t as u32);
-            if floor[t] > 0 {
-                net.edge(node, sink, floor[t] as i32, [-1, 0, 0, 0]);
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        for &m in &problem.subscribers[t as usize] {
+            let lm = local_member(m);
+            base[lm as usize] += i64::from(floor[lt]);
+            if extra[lt] > 0 {
+                degree[lm as usize] += 1;
             }
-            base[m as usize] += i64::from(floor[t]);
-            if extra[t] > 0 {
-                net.edge(node, member_base + m, 1, [0; 4]);
-                degree[m as usize] += 1;
+        }
+        for &m in &pair_members[lt] {
+            let node = pair(m, lt);
+            if floor[lt] > 0 {
+                net.edge(node, sink, floor[lt] as i32, [-1, 0, 0, 0]);
+            }
+            if extra[lt] > 0 {
+                net.edge(node, member_base + local_member(m), 1, [0; 4]);
             }
         }
     }
-    for m in 0..n_members {
-        if degree[m] > 0 {
-            net.convex_edge(member_base + m as u32, sink, degree[m], base[m]);
+    // In a homogeneous component every balance-optimal assignment gives each member at least
+    // q = ⌊N/n⌋ partitions. Units of load up to q are then as mandatory as the floors: they
+    // get the floors' cost, and the convex costs start above q. Among the flows that fill
+    // them (which include every optimum) the costs differ by a constant only, so the optima
+    // are the same; the solver just skips one phase per load level below q.
+    let total: u64 = comp
+        .topics
+        .iter()
+        .map(|&t| u64::from(problem.partitions(t)))
+        .sum();
+    let quota = total / n_members as u64;
+    for lm in 0..n_members {
+        let mut from = base[lm];
+        let mut cap = degree[lm];
+        if homogeneous {
+            let must = (quota as i64 - base[lm]).clamp(0, i64::from(cap)) as i32;
+            if must > 0 {
+                net.edge(member_base + lm as u32, sink, must, [-1, 0, 0, 0]);
+                from += i64::from(must);
+                cap -= must;
+            }
+        }
+        if cap > 0 {
+            net.convex_edge(member_base + lm as u32, sink, cap, from);
         }
     }
 
-    let _total = net.solve(source, sink);
+    net.solve(source, sink);
 
     // Back to partitions: class pieces (member, count), pools matched in class order.
-    let mut pieces: Vec<Vec<(u32, u32)>> = vec![Vec::new(); classes.classes.len()];
+    let mut pieces: Vec<Vec<(u32, u32)>> = vec![Vec::new(); ids.len()];
     // Pool node → incoming (class, count) in class order.
     let mut pool_in: Vec<Vec<(usize, u32)>> = vec![Vec::new(); sink as usize];
-    for (i, (class, edges)) in classes.classes.iter().zip(&class_edges).enumerate() {
+    for (k, (&i, edges)) in ids.iter().zip(&class_edges).enumerate() {
+        let class = &classes.classes[i];
         if let (Some(e), Some(o)) = (edges.owner, class.owner) {
             let f = net.flow(e);
             if f > 0 {
-                pieces[i].push((o, f as u32));
+                pieces[k].push((o, f as u32));
             }
         }
         for &(e, node) in &edges.racks {
             let f = net.flow(e);
             if f > 0 {
-                pool_in[node as usize].push((i, f as u32));
+                pool_in[node as usize].push((k, f as u32));
             }
         }
         let f = net.flow(edges.topic);
         if f > 0 {
-            pool_in[topic_pool[class.topic as usize] as usize].push((i, f as u32));
+            pool_in[topic_pool[local_topic(class.topic)] as usize].push((k, f as u32));
         }
     }
     for (node, incoming) in pool_in.iter().enumerate() {
@@ -287,30 +425,29 @@ fn solve(problem: &Problem<'_>, classes: &Classes) -> Vec<Vec<(u32, i32)>> {
             .map(|&(e, m)| (m, net.flow(e) as u32))
             .filter(|&(_, f)| f > 0);
         let mut current = outgoing.next();
-        for &(i, mut amount) in incoming {
+        for &(k, mut amount) in incoming {
             while amount > 0 {
                 let Some((m, left)) = current.as_mut() else {
                     break;
                 };
-                let k = amount.min(*left);
-                pieces[i].push((*m, k));
-                amount -= k;
-                *left -= k;
+                let take = amount.min(*left);
+                pieces[k].push((*m, take));
+                amount -= take;
+                *left -= take;
                 if *left == 0 {
                     current = outgoing.next();
                 }
             }
         }
     }
-    let mut lists = vec![Vec::new(); n_members];
-    for (class, mut piece) in classes.classes.iter().zip(pieces) {
+    for (&i, mut piece) in ids.iter().zip(pieces) {
+        let class = &classes.classes[i];
         piece.sort_unstable();
         let mut parts = class.partitions.iter();
-        for (m, k) in piece {
-            for &p in parts.by_ref().take(k as usize) {
+        for (m, take) in piece {
+            for &p in parts.by_ref().take(take as usize) {
                 lists[m as usize].push((class.topic, p));
             }
         }
     }
-    lists
 }

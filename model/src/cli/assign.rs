@@ -1,5 +1,6 @@
 //! `rebalance assign`: a group spec (JSON) in, its assignment (JSON) out.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,6 +30,9 @@ pub fn run(args: AssignArgs) -> Result<ExitCode, Failure> {
     let text = read_text(args.file.as_deref())?;
     let spec = GroupSpec::from_json(&text).map_err(Failure::input)?;
     let assignment = assignor.assign(&spec).map_err(Failure::input)?;
-    println!("{}", assignment.to_json());
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", assignment.to_json())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::input(format!("cannot write the assignment: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
