@@ -10,3 +10,8 @@
 pub mod assignor;
 pub mod codec;
 pub mod fuzz;
+
+pub use assignor::{
+    Report as AssignorReport, Violation as AssignorViolation, check as check_assignment,
+    check_assignor, check_determinism, check_fixed_point,
+};

@@ -1,1 +1,0 @@
-//! Independent checkers of the assignor objectives (being built).
