@@ -1,0 +1,667 @@
+//! The scenario script language: parsing text into a typed [`Script`].
+//!
+//! A script is one command per line; `#` starts a comment that runs to the end of the line and
+//! blank lines are ignored. Words are separated by whitespace. The *setup* commands come first
+//! and describe the group; the *event* commands that follow are applied in order by the runner.
+//!
+//! Setup (each at most once unless noted, all before the first event):
+//!
+//! | command | meaning |
+//! |---|---|
+//! | `protocol eager\|cooperative\|deferred\|incremental` | the rebalance protocol (default `cooperative`) |
+//! | `assignor NAME` | the assignor the leader uses (default `uniform-v2`) |
+//! | `delay MS` | the scheduled rebalance delay of `deferred` / `incremental` (default 0) |
+//! | `max-moves N` | how many partitions one `incremental` round may move (default 1) |
+//! | `topic NAME PARTITIONS` | a topic and its partition count (repeatable) |
+//! | `member ID [rack R] subscribe T1,T2` | a member's configuration (repeatable); it starts only when named by `stable` or `join` |
+//! | `stable A=T-0,T-3 B=T-1 C=` | start from a stable generation where these members own exactly these partitions |
+//!
+//! Events:
+//!
+//! | command | meaning |
+//! |---|---|
+//! | `join ID` | start the declared member `ID`; it finds the coordinator and joins |
+//! | `leave ID` | `ID` leaves gracefully (LeaveGroup) |
+//! | `crash ID` | `ID` stops without a word; the coordinator notices by session timeout |
+//! | `bounce ID as ID2 [after MS]` | `ID` leaves; a new process with `ID`'s configuration joins as `ID2` after `MS` (default 0) |
+//! | `leader-leaves` | the current group leader leaves gracefully |
+//! | `failover` | the coordinator fails; a new one (next epoch) loads the durable log |
+//! | `subscribe ID T1,T2` | `ID` changes its subscription |
+//! | `partitions T N` | topic `T` now has `N` partitions (creating it if new); every member learns it |
+//! | `wait MS` | let `MS` logical milliseconds pass, delivering whatever falls due |
+//! | `run` | deliver everything until quiescent (only heartbeats left to do) |
+//! | `run until COND` | deliver one message or timer at a time until `COND` holds (see [`Until`]) |
+//! | `expect A=T-0 B=` | assert what every live member consumes now (unnamed live members: nothing) |
+//!
+//! Partitions are written `TOPIC-N` (split at the last `-`, so topic names may contain `-`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use rebalance::{MemberId, TopicPartition};
+use thiserror::Error;
+
+/// The most partitions one topic may have in a scenario. Scenarios are read by people; far
+/// fewer suffice, and the bound keeps a typo from allocating without limit.
+pub const MAX_SCENARIO_PARTITIONS: u32 = 10_000;
+
+/// The longest single `wait` or `delay`, in logical milliseconds (about 31 years).
+pub const MAX_SCENARIO_MS: u64 = 1 << 40;
+
+/// A parsed, statically checked scenario script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Script {
+    /// The rebalance protocol every member runs.
+    pub protocol: ProtocolChoice,
+    /// The assignor name the leader uses.
+    pub assignor: String,
+    /// The scheduled rebalance delay (deferred and incremental protocols).
+    pub delay_ms: u64,
+    /// The most partitions an incremental round moves.
+    pub max_moves: u32,
+    /// The topics at the start, with their partition counts.
+    pub topics: BTreeMap<String, u32>,
+    /// Every member configuration the script declares, by id (bounce replacements included).
+    pub members: BTreeMap<MemberId, MemberDecl>,
+    /// The stable generation to start from, when given.
+    pub stable: Option<Ownership>,
+    /// The events, in order.
+    pub steps: Vec<Step>,
+}
+
+/// The protocol a script selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ProtocolChoice {
+    /// Stop-the-world rebalancing.
+    Eager,
+    /// Simple cooperative rebalancing (revoke, then assign in the next round).
+    Cooperative,
+    /// Deferred resolution of imbalance (lost partitions held back for the delay).
+    Deferred,
+    /// Incremental resolution (deferred, moving at most `max-moves` partitions per round).
+    Incremental,
+}
+
+impl ProtocolChoice {
+    /// Whether rounds of this protocol carry a scheduled delay worth printing.
+    #[must_use]
+    pub fn has_delay(self) -> bool {
+        matches!(self, ProtocolChoice::Deferred | ProtocolChoice::Incremental)
+    }
+}
+
+impl fmt::Display for ProtocolChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProtocolChoice::Eager => "eager",
+            ProtocolChoice::Cooperative => "cooperative",
+            ProtocolChoice::Deferred => "deferred",
+            ProtocolChoice::Incremental => "incremental",
+        })
+    }
+}
+
+/// A member's configuration as a `member` line declares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberDecl {
+    /// The rack it runs in, if any.
+    pub rack: Option<String>,
+    /// The topics it subscribes to.
+    pub topics: BTreeSet<String>,
+}
+
+/// Who owns (or must own) which partitions: `A=T-0,T-3 B=T-1`.
+pub type Ownership = BTreeMap<MemberId, BTreeSet<TopicPartition>>;
+
+/// One event of a script with the line it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The 1-based line number in the script.
+    pub line: usize,
+    /// What happens.
+    pub event: Event,
+}
+
+/// An event the runner applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Start a declared member.
+    Join(MemberId),
+    /// A member leaves gracefully.
+    Leave(MemberId),
+    /// A member stops without leaving.
+    Crash(MemberId),
+    /// A member leaves and a replacement with its configuration joins after `after_ms`.
+    Bounce {
+        /// The member that leaves.
+        from: MemberId,
+        /// The replacement's id.
+        to: MemberId,
+        /// When the replacement joins, relative to the leave.
+        after_ms: u64,
+    },
+    /// The current leader leaves gracefully.
+    LeaderLeaves,
+    /// The coordinator fails over to the next epoch.
+    Failover,
+    /// A member changes its subscription.
+    Subscribe(MemberId, BTreeSet<String>),
+    /// A topic's partition count changes (or the topic appears).
+    Partitions(String, u32),
+    /// Logical time passes.
+    Wait(u64),
+    /// Deliver everything until quiescent.
+    Run,
+    /// Deliver one message or timer at a time until the condition holds.
+    RunUntil(Until),
+    /// Assert what the live members consume.
+    Expect(Ownership),
+}
+
+/// A condition for `run until`, used to stop at a precise point of a rebalance (for example to
+/// fail the coordinator over between two messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// `rebalancing`: the coordinator has started a rebalance (it answers heartbeats with an
+    /// error).
+    Rebalancing,
+    /// `told ID`: member `ID` has received the coordinator's "rebalance in progress" answer.
+    Told(MemberId),
+    /// `joined ID`: the coordinator has received member `ID`'s JoinGroup for the pending round.
+    Joined(MemberId),
+    /// `persisted`: the coordinator has appended a new generation to its durable log.
+    Persisted,
+    /// `synced ID`: member `ID` has received its SyncGroup answer for the new generation.
+    Synced(MemberId),
+}
+
+impl fmt::Display for Until {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Until::Rebalancing => f.write_str("rebalancing"),
+            Until::Told(m) => write!(f, "told {m}"),
+            Until::Joined(m) => write!(f, "joined {m}"),
+            Until::Persisted => f.write_str("persisted"),
+            Until::Synced(m) => write!(f, "synced {m}"),
+        }
+    }
+}
+
+/// A script that could not be parsed, with where and why.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{source_name}:{line}: {kind}")]
+pub struct ScriptError {
+    /// The script's name as given to [`parse`] (usually its path).
+    pub source_name: String,
+    /// The 1-based line of the problem.
+    pub line: usize,
+    /// What is wrong.
+    pub kind: ScriptErrorKind,
+}
+
+/// What is wrong with a script line.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ScriptErrorKind {
+    /// The first word is not a command.
+    #[error("unknown command {0:?}")]
+    UnknownCommand(String),
+    /// The command's arguments do not match its form.
+    #[error("{command}: expected `{usage}`")]
+    Usage {
+        /// The command.
+        command: &'static str,
+        /// Its form.
+        usage: &'static str,
+    },
+    /// A number is malformed or out of its range.
+    #[error("{what} {text:?} is not a number in 0..={max}")]
+    Number {
+        /// What the number is.
+        what: &'static str,
+        /// The text found.
+        text: String,
+        /// The largest value allowed.
+        max: u64,
+    },
+    /// A name (member, topic, rack, assignor) has characters outside `[A-Za-z0-9._'-]`.
+    #[error("{what} {text:?} is not a valid name (letters, digits, `.`, `_`, `'`, `-`)")]
+    Name {
+        /// What the name is.
+        what: &'static str,
+        /// The text found.
+        text: String,
+    },
+    /// The protocol name is not one of the four.
+    #[error("unknown protocol {0:?} (expected eager, cooperative, deferred or incremental)")]
+    UnknownProtocol(String),
+    /// A setup command comes after the first event.
+    #[error("setup command `{0}` must come before the first event")]
+    SetupAfterEvents(&'static str),
+    /// A setup command that may appear once appears again.
+    #[error("`{0}` given twice")]
+    Repeated(&'static str),
+    /// A topic is declared twice.
+    #[error("topic {0:?} declared twice")]
+    DuplicateTopic(String),
+    /// A member is declared twice (or a bounce replacement reuses an id).
+    #[error("member {0:?} declared twice")]
+    DuplicateMember(MemberId),
+    /// A member is named that no `member` line declares.
+    #[error("unknown member {0:?}")]
+    UnknownMember(MemberId),
+    /// A partition is written without the `TOPIC-N` form.
+    #[error("partition {0:?} is not written TOPIC-N")]
+    PartitionSyntax(String),
+    /// A partition's topic is not declared.
+    #[error("partition {0} names an undeclared topic")]
+    UnknownTopic(TopicPartition),
+    /// A partition number is beyond its topic's partition count.
+    #[error("partition {partition} is out of range: topic has {count} partitions")]
+    PartitionRange {
+        /// The partition.
+        partition: TopicPartition,
+        /// The topic's partition count.
+        count: u32,
+    },
+    /// A stable assignment gives a partition to a member not subscribed to its topic.
+    #[error("member {member} is not subscribed to the topic of {partition}")]
+    NotSubscribed {
+        /// The member.
+        member: MemberId,
+        /// The partition.
+        partition: TopicPartition,
+    },
+    /// An ownership list names a partition twice.
+    #[error("partition {0} listed twice")]
+    DuplicatePartition(TopicPartition),
+    /// An ownership list names a member twice.
+    #[error("member {0} listed twice")]
+    DuplicateEntry(MemberId),
+    /// A subscription list is empty.
+    #[error("empty topic list")]
+    EmptyTopics,
+}
+
+/// Parses and statically checks a script. `source_name` names the script in errors.
+///
+/// # Errors
+/// The first [`ScriptError`] met, naming its line.
+pub fn parse(source_name: &str, text: &str) -> Result<Script, ScriptError> {
+    let mut parser = Parser {
+        script: Script {
+            protocol: ProtocolChoice::Cooperative,
+            assignor: "uniform-v2".to_owned(),
+            delay_ms: 0,
+            max_moves: 1,
+            topics: BTreeMap::new(),
+            members: BTreeMap::new(),
+            stable: None,
+            steps: Vec::new(),
+        },
+        seen: BTreeSet::new(),
+    };
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        let content = raw.split('#').next().unwrap_or("");
+        let words: Vec<&str> = content.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
+        parser.line(line, &words).map_err(|kind| ScriptError {
+            source_name: source_name.to_owned(),
+            line,
+            kind,
+        })?;
+    }
+    Ok(parser.script)
+}
+
+struct Parser {
+    script: Script,
+    /// Once-only setup commands already given.
+    seen: BTreeSet<&'static str>,
+}
+
+type LineResult = Result<(), ScriptErrorKind>;
+
+impl Parser {
+    fn line(&mut self, line: usize, words: &[&str]) -> LineResult {
+        let (command, args) = (words[0], &words[1..]);
+        match command {
+            "protocol" => self.setup_once("protocol")?.protocol(args),
+            "assignor" => self.setup_once("assignor")?.assignor(args),
+            "delay" => self.setup_once("delay")?.delay(args),
+            "max-moves" => self.setup_once("max-moves")?.max_moves(args),
+            "topic" => self.setup("topic")?.topic(args),
+            "member" => self.setup("member")?.member(args),
+            "stable" => self.setup_once("stable")?.stable(args),
+            _ => {
+                let event = self.event(command, args)?;
+                self.script.steps.push(Step { line, event });
+                Ok(())
+            }
+        }
+    }
+
+    fn setup(&mut self, command: &'static str) -> Result<&mut Self, ScriptErrorKind> {
+        if self.script.steps.is_empty() {
+            Ok(self)
+        } else {
+            Err(ScriptErrorKind::SetupAfterEvents(command))
+        }
+    }
+
+    fn setup_once(&mut self, command: &'static str) -> Result<&mut Self, ScriptErrorKind> {
+        self.setup(command)?;
+        if !self.seen.insert(command) {
+            return Err(ScriptErrorKind::Repeated(command));
+        }
+        Ok(self)
+    }
+
+    fn protocol(&mut self, args: &[&str]) -> LineResult {
+        let [name] = args else {
+            return Err(usage(
+                "protocol",
+                "protocol eager|cooperative|deferred|incremental",
+            ));
+        };
+        self.script.protocol = match *name {
+            "eager" => ProtocolChoice::Eager,
+            "cooperative" => ProtocolChoice::Cooperative,
+            "deferred" => ProtocolChoice::Deferred,
+            "incremental" => ProtocolChoice::Incremental,
+            other => return Err(ScriptErrorKind::UnknownProtocol(other.to_owned())),
+        };
+        Ok(())
+    }
+
+    fn assignor(&mut self, args: &[&str]) -> LineResult {
+        let [name] = args else {
+            return Err(usage("assignor", "assignor NAME"));
+        };
+        self.script.assignor = name_word("assignor name", name)?;
+        Ok(())
+    }
+
+    fn delay(&mut self, args: &[&str]) -> LineResult {
+        let [ms] = args else {
+            return Err(usage("delay", "delay MS"));
+        };
+        self.script.delay_ms = number("delay", ms, MAX_SCENARIO_MS)?;
+        Ok(())
+    }
+
+    fn max_moves(&mut self, args: &[&str]) -> LineResult {
+        let [n] = args else {
+            return Err(usage("max-moves", "max-moves N"));
+        };
+        self.script.max_moves = small_number("max-moves", n, u64::from(u32::MAX))?;
+        Ok(())
+    }
+
+    fn topic(&mut self, args: &[&str]) -> LineResult {
+        let [name, count] = args else {
+            return Err(usage("topic", "topic NAME PARTITIONS"));
+        };
+        let name = name_word("topic name", name)?;
+        let count = small_number("partition count", count, u64::from(MAX_SCENARIO_PARTITIONS))?;
+        if self.script.topics.insert(name.clone(), count).is_some() {
+            return Err(ScriptErrorKind::DuplicateTopic(name));
+        }
+        Ok(())
+    }
+
+    fn member(&mut self, args: &[&str]) -> LineResult {
+        const USAGE: &str = "member ID [rack R] subscribe T1,T2";
+        let (id, rack, topics) = match args {
+            [id, "subscribe", topics] => (id, None, topics),
+            [id, "rack", rack, "subscribe", topics] => (id, Some(rack), topics),
+            _ => return Err(usage("member", USAGE)),
+        };
+        let id = member_id(id)?;
+        let rack = rack.map(|r| name_word("rack", r)).transpose()?;
+        let topics = topic_list(topics)?;
+        self.declare(id, MemberDecl { rack, topics })
+    }
+
+    fn declare(&mut self, id: MemberId, decl: MemberDecl) -> LineResult {
+        if self.script.members.contains_key(&id) {
+            return Err(ScriptErrorKind::DuplicateMember(id));
+        }
+        self.script.members.insert(id, decl);
+        Ok(())
+    }
+
+    fn stable(&mut self, args: &[&str]) -> LineResult {
+        if args.is_empty() {
+            return Err(usage("stable", "stable A=T-0,T-3 B=T-1"));
+        }
+        let ownership = self.ownership(args, true)?;
+        self.script.stable = Some(ownership);
+        Ok(())
+    }
+
+    /// Parses `A=T-0,T-3 B=` entries. With `check_subscribed`, every partition's topic must be
+    /// declared, in range and subscribed by its owner (a stable generation must be valid);
+    /// `expect` lines are only checked for form, since topics and subscriptions change.
+    fn ownership(
+        &self,
+        args: &[&str],
+        check_subscribed: bool,
+    ) -> Result<Ownership, ScriptErrorKind> {
+        let mut ownership = Ownership::new();
+        let mut all = BTreeSet::new();
+        for entry in args {
+            let Some((member, list)) = entry.split_once('=') else {
+                return Err(usage(
+                    "ownership",
+                    "MEMBER=T-0,T-1 (or MEMBER= for nothing)",
+                ));
+            };
+            let member = self.known_member(member)?;
+            let mut owned = BTreeSet::new();
+            for text in list.split(',').filter(|s| !s.is_empty()) {
+                let partition = partition(text)?;
+                if check_subscribed {
+                    self.check_partition(&member, &partition)?;
+                }
+                if !all.insert(partition.clone()) {
+                    return Err(ScriptErrorKind::DuplicatePartition(partition));
+                }
+                owned.insert(partition);
+            }
+            if ownership.insert(member.clone(), owned).is_some() {
+                return Err(ScriptErrorKind::DuplicateEntry(member));
+            }
+        }
+        Ok(ownership)
+    }
+
+    fn check_partition(&self, member: &MemberId, partition: &TopicPartition) -> LineResult {
+        let Some(&count) = self.script.topics.get(&partition.topic) else {
+            return Err(ScriptErrorKind::UnknownTopic(partition.clone()));
+        };
+        if partition.partition < 0 || partition.partition as u64 >= u64::from(count) {
+            return Err(ScriptErrorKind::PartitionRange {
+                partition: partition.clone(),
+                count,
+            });
+        }
+        let subscribed = self
+            .script
+            .members
+            .get(member)
+            .is_some_and(|d| d.topics.contains(&partition.topic));
+        if !subscribed {
+            return Err(ScriptErrorKind::NotSubscribed {
+                member: member.clone(),
+                partition: partition.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn known_member(&self, text: &str) -> Result<MemberId, ScriptErrorKind> {
+        let id = member_id(text)?;
+        if self.script.members.contains_key(&id) {
+            Ok(id)
+        } else {
+            Err(ScriptErrorKind::UnknownMember(id))
+        }
+    }
+
+    fn event(&mut self, command: &str, args: &[&str]) -> Result<Event, ScriptErrorKind> {
+        let one_member = |usage_text: &'static str, name: &'static str| match args {
+            [id] => self.known_member(id),
+            _ => Err(usage(name, usage_text)),
+        };
+        Ok(match command {
+            "join" => Event::Join(one_member("join ID", "join")?),
+            "leave" => Event::Leave(one_member("leave ID", "leave")?),
+            "crash" => Event::Crash(one_member("crash ID", "crash")?),
+            "bounce" => return self.bounce(args),
+            "leader-leaves" => no_args(args, "leader-leaves", Event::LeaderLeaves)?,
+            "failover" => no_args(args, "failover", Event::Failover)?,
+            "subscribe" => {
+                let [id, topics] = args else {
+                    return Err(usage("subscribe", "subscribe ID T1,T2"));
+                };
+                Event::Subscribe(self.known_member(id)?, topic_list(topics)?)
+            }
+            "partitions" => {
+                let [topic, count] = args else {
+                    return Err(usage("partitions", "partitions TOPIC N"));
+                };
+                let count =
+                    small_number("partition count", count, u64::from(MAX_SCENARIO_PARTITIONS))?;
+                Event::Partitions(name_word("topic name", topic)?, count)
+            }
+            "wait" => {
+                let [ms] = args else {
+                    return Err(usage("wait", "wait MS"));
+                };
+                Event::Wait(number("wait", ms, MAX_SCENARIO_MS)?)
+            }
+            "run" => match args {
+                [] => Event::Run,
+                ["until", rest @ ..] => Event::RunUntil(self.until(rest)?),
+                _ => return Err(usage("run", "run [until CONDITION]")),
+            },
+            "expect" => Event::Expect(self.ownership(args, false)?),
+            other => return Err(ScriptErrorKind::UnknownCommand(other.to_owned())),
+        })
+    }
+
+    fn bounce(&mut self, args: &[&str]) -> Result<Event, ScriptErrorKind> {
+        const USAGE: &str = "bounce ID as ID2 [after MS]";
+        let (from, to, after) = match args {
+            [from, "as", to] => (from, to, None),
+            [from, "as", to, "after", ms] => (from, to, Some(ms)),
+            _ => return Err(usage("bounce", USAGE)),
+        };
+        let from = self.known_member(from)?;
+        let to = member_id(to)?;
+        let after_ms = after
+            .map(|ms| number("bounce delay", ms, MAX_SCENARIO_MS))
+            .transpose()?;
+        // The replacement runs the same configuration under a new id: declare it now so later
+        // lines may name it.
+        let decl = self.script.members[&from].clone();
+        self.declare(to.clone(), decl)?;
+        Ok(Event::Bounce {
+            from,
+            to,
+            after_ms: after_ms.unwrap_or(0),
+        })
+    }
+
+    fn until(&self, args: &[&str]) -> Result<Until, ScriptErrorKind> {
+        const USAGE: &str = "run until rebalancing|persisted|told ID|joined ID|synced ID";
+        Ok(match args {
+            ["rebalancing"] => Until::Rebalancing,
+            ["persisted"] => Until::Persisted,
+            ["told", id] => Until::Told(self.known_member(id)?),
+            ["joined", id] => Until::Joined(self.known_member(id)?),
+            ["synced", id] => Until::Synced(self.known_member(id)?),
+            _ => return Err(usage("run", USAGE)),
+        })
+    }
+}
+
+fn usage(command: &'static str, usage: &'static str) -> ScriptErrorKind {
+    ScriptErrorKind::Usage { command, usage }
+}
+
+fn no_args(args: &[&str], command: &'static str, event: Event) -> Result<Event, ScriptErrorKind> {
+    if args.is_empty() {
+        Ok(event)
+    } else {
+        Err(usage(command, command))
+    }
+}
+
+fn number(what: &'static str, text: &str, max: u64) -> Result<u64, ScriptErrorKind> {
+    match text.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(ScriptErrorKind::Number {
+            what,
+            text: text.to_owned(),
+            max,
+        }),
+    }
+}
+
+fn small_number(what: &'static str, text: &str, max: u64) -> Result<u32, ScriptErrorKind> {
+    let n = number(what, text, max)?;
+    u32::try_from(n).map_err(|_| ScriptErrorKind::Number {
+        what,
+        text: text.to_owned(),
+        max,
+    })
+}
+
+fn name_word(what: &'static str, text: &str) -> Result<String, ScriptErrorKind> {
+    let valid = !text.is_empty()
+        && text.len() <= 249
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '\''));
+    if valid {
+        Ok(text.to_owned())
+    } else {
+        Err(ScriptErrorKind::Name {
+            what,
+            text: text.to_owned(),
+        })
+    }
+}
+
+fn member_id(text: &str) -> Result<MemberId, ScriptErrorKind> {
+    name_word("member id", text).map(MemberId)
+}
+
+fn topic_list(text: &str) -> Result<BTreeSet<String>, ScriptErrorKind> {
+    let topics = text
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|t| name_word("topic name", t))
+        .collect::<Result<BTreeSet<_>, _>>()?;
+    if topics.is_empty() {
+        return Err(ScriptErrorKind::EmptyTopics);
+    }
+    Ok(topics)
+}
+
+/// Parses `TOPIC-N`, splitting at the last `-`.
+fn partition(text: &str) -> Result<TopicPartition, ScriptErrorKind> {
+    let syntax = || ScriptErrorKind::PartitionSyntax(text.to_owned());
+    let (topic, number) = text.rsplit_once('-').ok_or_else(syntax)?;
+    let topic = name_word("topic name", topic).map_err(|_| syntax())?;
+    let n = number.parse::<u32>().map_err(|_| syntax())?;
+    let n = i32::try_from(n).map_err(|_| syntax())?;
+    Ok(TopicPartition::new(topic, n))
+}
+
+#[cfg(test)]
+mod tests;
