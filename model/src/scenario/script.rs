@@ -30,7 +30,7 @@
 //! | `partitions T N` | topic `T` now has `N` partitions (creating it if new); every member learns it |
 //! | `wait MS` | let `MS` logical milliseconds pass, delivering whatever falls due |
 //! | `run` | deliver everything until quiescent (only heartbeats left to do) |
-//! | `run until COND` | deliver one message or timer at a time until `COND` holds (see [`Until`]) |
+//! | `run until COND` | deliver one message or timer at a time until `COND` holds: `rebalancing`, `told ID`, `joined ID`, `persisted generation`, `persisted assignment`, `synced ID` (see [`Until`]) |
 //! | `expect A=T-0 B=` | assert what every live member consumes now (unnamed live members: nothing) |
 //!
 //! Partitions are written `TOPIC-N` (split at the last `-`, so topic names may contain `-`).
@@ -51,6 +51,8 @@ pub const MAX_SCENARIO_MS: u64 = 1 << 40;
 /// A parsed, statically checked scenario script.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Script {
+    /// The script's name as given to [`parse`] (usually its path), for messages.
+    pub source_name: String,
     /// The rebalance protocol every member runs.
     pub protocol: ProtocolChoice,
     /// The assignor name the leader uses.
@@ -64,7 +66,7 @@ pub struct Script {
     /// Every member configuration the script declares, by id (bounce replacements included).
     pub members: BTreeMap<MemberId, MemberDecl>,
     /// The stable generation to start from, when given.
-    pub stable: Option<Ownership>,
+    pub stable: Option<Stable>,
     /// The events, in order.
     pub steps: Vec<Step>,
 }
@@ -108,6 +110,15 @@ pub struct MemberDecl {
     pub rack: Option<String>,
     /// The topics it subscribes to.
     pub topics: BTreeSet<String>,
+}
+
+/// A `stable` line: the generation the group starts from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stable {
+    /// The 1-based line number in the script.
+    pub line: usize,
+    /// Who owns what; the named members are the group.
+    pub ownership: Ownership,
 }
 
 /// Who owns (or must own) which partitions: `A=T-0,T-3 B=T-1`.
@@ -165,12 +176,16 @@ pub enum Until {
     /// `rebalancing`: the coordinator has started a rebalance (it answers heartbeats with an
     /// error).
     Rebalancing,
-    /// `told ID`: member `ID` has received the coordinator's "rebalance in progress" answer.
+    /// `told ID`: member `ID` has learnt of the rebalance (it is rejoining).
     Told(MemberId),
     /// `joined ID`: the coordinator has received member `ID`'s JoinGroup for the pending round.
     Joined(MemberId),
-    /// `persisted`: the coordinator has appended a new generation to its durable log.
-    Persisted,
+    /// `persisted generation`: the coordinator has appended a new generation (a completed join
+    /// phase) to its durable log.
+    GenerationPersisted,
+    /// `persisted assignment`: the coordinator has appended the leader's assignment of a
+    /// generation to its durable log (no SyncGroup of that generation answered yet).
+    AssignmentPersisted,
     /// `synced ID`: member `ID` has received its SyncGroup answer for the new generation.
     Synced(MemberId),
 }
@@ -181,7 +196,8 @@ impl fmt::Display for Until {
             Until::Rebalancing => f.write_str("rebalancing"),
             Until::Told(m) => write!(f, "told {m}"),
             Until::Joined(m) => write!(f, "joined {m}"),
-            Until::Persisted => f.write_str("persisted"),
+            Until::GenerationPersisted => f.write_str("persisted generation"),
+            Until::AssignmentPersisted => f.write_str("persisted assignment"),
             Until::Synced(m) => write!(f, "synced {m}"),
         }
     }
@@ -289,6 +305,7 @@ pub enum ScriptErrorKind {
 pub fn parse(source_name: &str, text: &str) -> Result<Script, ScriptError> {
     let mut parser = Parser {
         script: Script {
+            source_name: source_name.to_owned(),
             protocol: ProtocolChoice::Cooperative,
             assignor: "uniform-v2".to_owned(),
             delay_ms: 0,
@@ -299,6 +316,7 @@ pub fn parse(source_name: &str, text: &str) -> Result<Script, ScriptError> {
             steps: Vec::new(),
         },
         seen: BTreeSet::new(),
+        line: 0,
     };
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
@@ -320,12 +338,15 @@ struct Parser {
     script: Script,
     /// Once-only setup commands already given.
     seen: BTreeSet<&'static str>,
+    /// The line being parsed.
+    line: usize,
 }
 
 type LineResult = Result<(), ScriptErrorKind>;
 
 impl Parser {
     fn line(&mut self, line: usize, words: &[&str]) -> LineResult {
+        self.line = line;
         let (command, args) = (words[0], &words[1..]);
         match command {
             "protocol" => self.setup_once("protocol")?.protocol(args),
@@ -438,7 +459,10 @@ impl Parser {
             return Err(usage("stable", "stable A=T-0,T-3 B=T-1"));
         }
         let ownership = self.ownership(args, true)?;
-        self.script.stable = Some(ownership);
+        self.script.stable = Some(Stable {
+            line: self.line,
+            ownership,
+        });
         Ok(())
     }
 
@@ -577,10 +601,11 @@ impl Parser {
     }
 
     fn until(&self, args: &[&str]) -> Result<Until, ScriptErrorKind> {
-        const USAGE: &str = "run until rebalancing|persisted|told ID|joined ID|synced ID";
+        const USAGE: &str = "run until rebalancing|told ID|joined ID|persisted generation|persisted assignment|synced ID";
         Ok(match args {
             ["rebalancing"] => Until::Rebalancing,
-            ["persisted"] => Until::Persisted,
+            ["persisted", "generation"] => Until::GenerationPersisted,
+            ["persisted", "assignment"] => Until::AssignmentPersisted,
             ["told", id] => Until::Told(self.known_member(id)?),
             ["joined", id] => Until::Joined(self.known_member(id)?),
             ["synced", id] => Until::Synced(self.known_member(id)?),

@@ -26,7 +26,7 @@ fn parses_setup_and_events() {
     let text = format!(
         "{HEADER}\n# events\njoin D\nrun\nbounce D as D2 after 500\nrun until joined D2\n\
          leave A\ncrash B\nleader-leaves\nfailover\nsubscribe D2 T,U\npartitions U 3\n\
-         wait 10\nrun until told A\nrun until persisted\nrun until synced D2\n\
+         wait 10\nrun until told A\nrun until persisted generation\nrun until persisted assignment\nrun until synced D2\n\
          run until rebalancing\nexpect A=T-0 D2=\n"
     );
     let script = parse("s.scn", &text).expect("valid script");
@@ -39,6 +39,8 @@ fn parses_setup_and_events() {
         Some("r1")
     );
     let stable = script.stable.as_ref().expect("stable line");
+    assert_eq!(stable.line, 7);
+    let stable = &stable.ownership;
     assert_eq!(
         stable[&MemberId::from("A")],
         BTreeSet::from([tp("T", 0), tp("T", 3)])
@@ -69,8 +71,10 @@ fn parses_setup_and_events() {
     );
     assert_eq!(events[9], &Event::Partitions("U".to_owned(), 3));
     assert_eq!(events[10], &Event::Wait(10));
-    assert_eq!(events[14], &Event::RunUntil(Until::Rebalancing));
-    let Event::Expect(expect) = events[15] else {
+    assert_eq!(events[12], &Event::RunUntil(Until::GenerationPersisted));
+    assert_eq!(events[13], &Event::RunUntil(Until::AssignmentPersisted));
+    assert_eq!(events[15], &Event::RunUntil(Until::Rebalancing));
+    let Event::Expect(expect) = events[16] else {
         panic!("expect line")
     };
     assert_eq!(expect[&MemberId::from("D2")], BTreeSet::new());
@@ -80,7 +84,7 @@ fn parses_setup_and_events() {
 fn topic_names_with_dashes_split_at_the_last_dash() {
     let text = "topic my-topic 2\nmember A subscribe my-topic\nstable A=my-topic-1\n";
     let script = parse("s.scn", text).expect("valid");
-    let stable = script.stable.expect("stable");
+    let stable = script.stable.expect("stable").ownership;
     assert_eq!(
         stable[&MemberId::from("A")],
         BTreeSet::from([tp("my-topic", 1)])
@@ -190,7 +194,7 @@ fn each_malformed_line_gets_its_own_error() {
             "member A subscribe T\nrun until done A",
             usage(
                 "run",
-                "run until rebalancing|persisted|told ID|joined ID|synced ID",
+                "run until rebalancing|told ID|joined ID|persisted generation|persisted assignment|synced ID",
             ),
         ),
         (
