@@ -28,18 +28,30 @@ pub fn run(args: SimulateArgs) -> Result<ExitCode, Failure> {
     let text = read_text(Some(&args.script))?;
     let name = args.script.display().to_string();
     let script = scenario::parse(&name, &text).map_err(Failure::input)?;
-    let transcript = scenario::run(&script).map_err(|e| {
-        if matches!(e.kind, RunErrorKind::Inapplicable { .. } | RunErrorKind::UnknownAssignor(_)) {
-            Failure::input(e)
+    let render = |transcript| {
+        if args.json {
+            scenario::render::json(transcript)
         } else {
-            Failure::violated(e)
+            scenario::render::text(transcript)
         }
-    })?;
-    let out = if args.json {
-        scenario::render::json(&transcript)
-    } else {
-        scenario::render::text(&transcript)
     };
+    let transcript = match scenario::run(&script) {
+        Ok(transcript) => transcript,
+        Err(failure) => {
+            // What happened up to the failure is the most useful context: print it first.
+            print!("{}", render(&failure.transcript));
+            let inapplicable = matches!(
+                failure.error.kind,
+                RunErrorKind::Inapplicable { .. } | RunErrorKind::UnknownAssignor(_)
+            );
+            return Err(if inapplicable {
+                Failure::input(failure.error)
+            } else {
+                Failure::violated(failure.error)
+            });
+        }
+    };
+    let out = render(&transcript);
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }

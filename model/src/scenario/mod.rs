@@ -5,8 +5,12 @@
 //! notation or as JSON ([`render`]).
 
 pub mod render;
+pub mod runner;
 pub mod script;
 pub mod transcript;
 
-pub use script::{Event, ProtocolChoice, Script, ScriptError, ScriptErrorKind, Step, Until, parse};
+pub use runner::{RunError, RunErrorKind, run};
+pub use script::{
+    Event, ProtocolChoice, Script, ScriptError, ScriptErrorKind, Stable, Step, Until, parse,
+};
 pub use transcript::{Entry, MemberRound, Round, Transcript};

@@ -15,6 +15,7 @@
 //! | `topic NAME PARTITIONS` | a topic and its partition count (repeatable) |
 //! | `member ID [rack R] subscribe T1,T2` | a member's configuration (repeatable); it starts only when named by `stable` or `join` |
 //! | `stable A=T-0,T-3 B=T-1 C=` | start from a stable generation where these members own exactly these partitions |
+//! | `fault KAFKA-N` | switch on the fault re-creating that Kafka bug in the coordinator and every member (repeatable) |
 //!
 //! Events:
 //!
@@ -23,6 +24,8 @@
 //! | `join ID` | start the declared member `ID`; it finds the coordinator and joins |
 //! | `leave ID` | `ID` leaves gracefully (LeaveGroup) |
 //! | `crash ID` | `ID` stops without a word; the coordinator notices by session timeout |
+//! | `isolate ID` | cut `ID` off the network (it keeps running) until `heal ID` |
+//! | `heal ID` | reconnect an isolated member |
 //! | `bounce ID as ID2 [after MS]` | `ID` leaves; a new process with `ID`'s configuration joins as `ID2` after `MS` (default 0) |
 //! | `leader-leaves` | the current group leader leaves gracefully |
 //! | `failover` | the coordinator fails; a new one (next epoch) loads the durable log |
@@ -38,6 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use rebalance::protocol::Fault;
 use rebalance::{MemberId, TopicPartition};
 use thiserror::Error;
 
@@ -67,6 +71,8 @@ pub struct Script {
     pub members: BTreeMap<MemberId, MemberDecl>,
     /// The stable generation to start from, when given.
     pub stable: Option<Stable>,
+    /// Faults switched on in the coordinator and every member (none: the correct protocol).
+    pub faults: BTreeSet<Fault>,
     /// The events, in order.
     pub steps: Vec<Step>,
 }
@@ -142,6 +148,10 @@ pub enum Event {
     Leave(MemberId),
     /// A member stops without leaving.
     Crash(MemberId),
+    /// A member is cut off the network but keeps running.
+    Isolate(MemberId),
+    /// An isolated member is reconnected.
+    Heal(MemberId),
     /// A member leaves and a replacement with its configuration joins after `after_ms`.
     Bounce {
         /// The member that leaves.
@@ -260,10 +270,10 @@ pub enum ScriptErrorKind {
     #[error("topic {0:?} declared twice")]
     DuplicateTopic(String),
     /// A member is declared twice (or a bounce replacement reuses an id).
-    #[error("member {0:?} declared twice")]
+    #[error("member \"{0}\" declared twice")]
     DuplicateMember(MemberId),
     /// A member is named that no `member` line declares.
-    #[error("unknown member {0:?}")]
+    #[error("unknown member \"{0}\"")]
     UnknownMember(MemberId),
     /// A partition is written without the `TOPIC-N` form.
     #[error("partition {0:?} is not written TOPIC-N")]
@@ -296,6 +306,9 @@ pub enum ScriptErrorKind {
     /// A subscription list is empty.
     #[error("empty topic list")]
     EmptyTopics,
+    /// A `fault` line names no known fault.
+    #[error("unknown fault {0:?} (known: {known})", known = known_faults())]
+    UnknownFault(String),
 }
 
 /// Parses and statically checks a script. `source_name` names the script in errors.
@@ -313,6 +326,7 @@ pub fn parse(source_name: &str, text: &str) -> Result<Script, ScriptError> {
             topics: BTreeMap::new(),
             members: BTreeMap::new(),
             stable: None,
+            faults: BTreeSet::new(),
             steps: Vec::new(),
         },
         seen: BTreeSet::new(),
@@ -356,6 +370,7 @@ impl Parser {
             "topic" => self.setup("topic")?.topic(args),
             "member" => self.setup("member")?.member(args),
             "stable" => self.setup_once("stable")?.stable(args),
+            "fault" => self.setup("fault")?.fault(args),
             _ => {
                 let event = self.event(command, args)?;
                 self.script.steps.push(Step { line, event });
@@ -454,6 +469,18 @@ impl Parser {
         Ok(())
     }
 
+    fn fault(&mut self, args: &[&str]) -> LineResult {
+        let [name] = args else {
+            return Err(usage("fault", "fault KAFKA-N"));
+        };
+        let fault = Fault::ALL
+            .into_iter()
+            .find(|f| f.issue().eq_ignore_ascii_case(name))
+            .ok_or_else(|| ScriptErrorKind::UnknownFault((*name).to_owned()))?;
+        self.script.faults.insert(fault);
+        Ok(())
+    }
+
     fn stable(&mut self, args: &[&str]) -> LineResult {
         if args.is_empty() {
             return Err(usage("stable", "stable A=T-0,T-3 B=T-1"));
@@ -544,6 +571,8 @@ impl Parser {
             "join" => Event::Join(one_member("join ID", "join")?),
             "leave" => Event::Leave(one_member("leave ID", "leave")?),
             "crash" => Event::Crash(one_member("crash ID", "crash")?),
+            "isolate" => Event::Isolate(one_member("isolate ID", "isolate")?),
+            "heal" => Event::Heal(one_member("heal ID", "heal")?),
             "bounce" => return self.bounce(args),
             "leader-leaves" => no_args(args, "leader-leaves", Event::LeaderLeaves)?,
             "failover" => no_args(args, "failover", Event::Failover)?,
@@ -612,6 +641,11 @@ impl Parser {
             _ => return Err(usage("run", USAGE)),
         })
     }
+}
+
+fn known_faults() -> String {
+    let names: Vec<&str> = Fault::ALL.iter().map(|f| f.issue()).collect();
+    names.join(", ")
 }
 
 fn usage(command: &'static str, usage: &'static str) -> ScriptErrorKind {
