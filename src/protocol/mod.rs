@@ -29,6 +29,8 @@ macro_rules! fault_on {
 }
 
 pub mod cluster;
+#[cfg(test)]
+mod cluster_tests;
 pub mod coordinator;
 pub mod embedded;
 #[cfg(feature = "faults")]
@@ -37,6 +39,8 @@ pub mod group;
 pub mod leader;
 pub mod member;
 pub mod messages;
+#[cfg(test)]
+mod test_support;
 
 pub use cluster::{Cluster, ClusterError, MemberRound, RoundLog, RoundRecord};
 pub use coordinator::{Coordinator, CoordinatorConfig, CoordinatorTimer};
