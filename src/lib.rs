@@ -14,6 +14,7 @@ pub mod codec;
 pub mod ids;
 pub mod protocol;
 
+pub use assignor::{ASSIGNOR_NAMES, Range, UniformV1, UniformV2, assignor_by_name};
 pub use assignor::{
     Assignment, Assignor, GroupSpec, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
 };

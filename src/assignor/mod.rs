@@ -35,7 +35,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use spec::{GroupSpec, MAX_PARTITIONS_PER_TOPIC, MemberSpec, OwnedPartitions, SpecError, TopicSpec};
+pub use spec::{
+    GroupSpec, MAX_PARTITIONS_PER_TOPIC, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
+};
 
 use crate::ids::MemberId;
 
@@ -86,3 +88,34 @@ pub trait Assignor: Send + Sync {
     /// Any [`SpecError`] of [`GroupSpec::validate`].
     fn assign(&self, spec: &GroupSpec) -> Result<Assignment, SpecError>;
 }
+
+mod claims;
+mod classes;
+mod components;
+mod flow;
+mod problem;
+pub mod range;
+pub mod uniform;
+pub mod uniform_v1;
+
+pub use range::Range;
+pub use uniform::UniformV2;
+pub use uniform_v1::UniformV1;
+
+/// The assignor named `name` as the CLI spells it (`uniform-v2`, `uniform-v1`, `range`), or
+/// `None` for an unknown name.
+#[must_use]
+pub fn assignor_by_name(name: &str) -> Option<Box<dyn Assignor>> {
+    match name {
+        "uniform-v2" => Some(Box::new(UniformV2)),
+        "uniform-v1" => Some(Box::new(UniformV1)),
+        "range" => Some(Box::new(Range)),
+        _ => None,
+    }
+}
+
+/// The names [`assignor_by_name`] knows, the default first.
+pub const ASSIGNOR_NAMES: [&str; 3] = ["uniform-v2", "uniform-v1", "range"];
+
+#[cfg(test)]
+mod tests;

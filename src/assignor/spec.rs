@@ -162,14 +162,14 @@ impl GroupSpec {
                     partitions: topic.partitions,
                 });
             }
-            if let Some(racks) = &topic.replica_racks {
-                if racks.len() as i64 != topic.partitions {
-                    return Err(SpecError::ReplicaRacksLength {
-                        topic: topic.name.clone(),
-                        partitions: topic.partitions,
-                        found: racks.len(),
-                    });
-                }
+            if let Some(racks) = &topic.replica_racks
+                && racks.len() as i64 != topic.partitions
+            {
+                return Err(SpecError::ReplicaRacksLength {
+                    topic: topic.name.clone(),
+                    partitions: topic.partitions,
+                    found: racks.len(),
+                });
             }
         }
         let mut ids = BTreeSet::new();

@@ -18,13 +18,13 @@ enum BenchTarget {
     /// Codec throughput, side by side with the kafka-protocol crate.
     Codec(super::bench_codec::BenchCodecArgs),
     /// Assignor speed and memory over a matrix of groups.
-    Assignor,
+    Assignor(super::bench_assignor::BenchAssignorArgs),
 }
 
 /// Runs `rebalance bench`.
 pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     match args.target {
         BenchTarget::Codec(args) => super::bench_codec::run(args),
-        BenchTarget::Assignor => Err(Failure::input("this benchmark is not built yet")),
+        BenchTarget::Assignor(args) => super::bench_assignor::run(args),
     }
 }

@@ -1,0 +1,399 @@
+//! `rebalance bench assignor`: speed and peak memory of an assignor against uniform-v1 over a
+//! matrix in the shape of Kafka's own assignor benchmark.
+//!
+//! Matrix: members {100, 1000, 10000} × partitions per member {10, 50} × topics {10, 100,
+//! 1000} (partitions per topic = members × ratio / topics; cells where that is below one are
+//! skipped) × subscriptions (homogeneous, 5 disjoint buckets, each member a random half of the
+//! topics) × full / one member joins / one member leaves × racks off / on. Incremental cases
+//! start from the stable assignment that the same assignor gives the full case (not timed).
+//! Peak memory comes from a counting global allocator: the highest number of live heap bytes
+//! during the call, above what was live before it.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rebalance::{
+    Assignment, Assignor, GroupSpec, MemberSpec, OwnedPartitions, TopicSpec, UniformV1,
+    assignor_by_name,
+};
+
+use super::{Failure, read_text};
+
+/// Counts live heap bytes and their peak, on top of the system allocator.
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call forwards to `System` unchanged; the counters never affect allocation.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                let grow = new_size - layout.size();
+                let now = CURRENT.fetch_add(grow, Ordering::Relaxed) + grow;
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Arguments of `rebalance bench assignor`.
+#[derive(clap::Args)]
+pub struct BenchAssignorArgs {
+    /// The assignor measured against uniform-v1.
+    #[arg(long, default_value = "uniform-v2")]
+    assignor: String,
+    /// Measure this one group spec instead of the matrix.
+    #[arg(long)]
+    spec: Option<PathBuf>,
+    /// Print the rows as one JSON document.
+    #[arg(long)]
+    json: bool,
+    /// A small subset of the matrix (100 members, 10 topics), for smoke tests.
+    #[arg(long)]
+    quick: bool,
+    /// Skip matrix cells with more members than this.
+    #[arg(long, default_value_t = 10_000)]
+    max_members: usize,
+    /// Timed runs per case after the warm-up (fewer for cases slower than a second).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+}
+
+/// One measured case.
+#[derive(serde::Serialize)]
+struct Row {
+    case: String,
+    partitions: u64,
+    members: usize,
+    v2_median_ms: f64,
+    v2_max_ms: f64,
+    v2_peak_mib: f64,
+    v1_median_ms: f64,
+    v1_max_ms: f64,
+    v1_peak_mib: f64,
+    ratio: f64,
+}
+
+#[derive(Clone, Copy)]
+enum Subs {
+    Homogeneous,
+    Buckets,
+    Overlap,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Full,
+    Join,
+    Leave,
+}
+
+/// Runs `rebalance bench assignor`.
+pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
+    let assignor = assignor_by_name(&args.assignor)
+        .ok_or_else(|| Failure::input(format!("unknown assignor {:?}", args.assignor)))?;
+    let runs = args.runs.max(1);
+    let mut rows = Vec::new();
+    if let Some(path) = &args.spec {
+        let spec = GroupSpec::from_json(&read_text(Some(path))?).map_err(Failure::input)?;
+        let row = measure(&path.display().to_string(), &spec, assignor.as_ref(), runs)?;
+        print_row(&row, args.json, true);
+        rows.push(row);
+    } else {
+        let members: &[usize] = if args.quick {
+            &[100]
+        } else {
+            &[100, 1000, 10_000]
+        };
+        let ratios: &[usize] = if args.quick { &[10] } else { &[10, 50] };
+        let topic_counts: &[usize] = if args.quick { &[10] } else { &[10, 100, 1000] };
+        let mut first = true;
+        for &n in members.iter().filter(|&&n| n <= args.max_members) {
+            for &ratio in ratios {
+                for &topics in topic_counts {
+                    let per_topic = n * ratio / topics;
+                    if per_topic < 1 {
+                        continue;
+                    }
+                    for subs in [Subs::Homogeneous, Subs::Buckets, Subs::Overlap] {
+                        for racks in [false, true] {
+                            let full = matrix_spec(n, topics, per_topic, subs, racks);
+                            for mode in [Mode::Full, Mode::Join, Mode::Leave] {
+                                let name = format!(
+                                    "{n}m x {ratio}ppm x {topics}t {} {} racks-{}",
+                                    match subs {
+                                        Subs::Homogeneous => "homog",
+                                        Subs::Buckets => "buckets",
+                                        Subs::Overlap => "overlap",
+                                    },
+                                    match mode {
+                                        Mode::Full => "full",
+                                        Mode::Join => "join",
+                                        Mode::Leave => "leave",
+                                    },
+                                    if racks { "on" } else { "off" }
+                                );
+                                let row =
+                                    measure_mode(&name, &full, mode, assignor.as_ref(), runs)?;
+                                print_row(&row, args.json, first);
+                                first = false;
+                                rows.push(row);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if args.json {
+        let doc = serde_json::json!({ "assignor": args.assignor, "baseline": "uniform-v1", "rows": rows });
+        println!("{doc}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_row(row: &Row, json: bool, header: bool) {
+    if json {
+        return;
+    }
+    if header {
+        println!(
+            "{:<46} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>9} {:>7}",
+            "case", "parts", "med ms", "max ms", "peak MiB", "v1 med", "v1 max", "v1 MiB", "ratio"
+        );
+    }
+    println!(
+        "{:<46} {:>9} {:>10.2} {:>10.2} {:>9.1} {:>10.2} {:>10.2} {:>9.1} {:>7.2}",
+        row.case,
+        row.partitions,
+        row.v2_median_ms,
+        row.v2_max_ms,
+        row.v2_peak_mib,
+        row.v1_median_ms,
+        row.v1_max_ms,
+        row.v1_peak_mib,
+        row.ratio
+    );
+}
+
+/// A full (no owners) matrix spec.
+fn matrix_spec(
+    members: usize,
+    topics: usize,
+    per_topic: usize,
+    subs: Subs,
+    racks: bool,
+) -> GroupSpec {
+    let rack_names = ["r0", "r1", "r2"];
+    let topic_specs = (0..topics)
+        .map(|t| TopicSpec {
+            name: format!("t{t:04}"),
+            partitions: per_topic as i64,
+            replica_racks: racks.then(|| {
+                (0..per_topic)
+                    .map(|p| {
+                        let r = (p + t) % 3;
+                        vec![rack_names[r].to_owned(), rack_names[(r + 1) % 3].to_owned()]
+                    })
+                    .collect()
+            }),
+        })
+        .collect();
+    let mut rng = SplitMix(0x5eed);
+    let member_specs = (0..members)
+        .map(|m| {
+            let chosen: Vec<usize> = match subs {
+                Subs::Homogeneous => (0..topics).collect(),
+                Subs::Buckets => (0..topics).filter(|t| t % 5 == m % 5).collect(),
+                Subs::Overlap => {
+                    let mut all: Vec<usize> = (0..topics).collect();
+                    let half = topics.div_ceil(2);
+                    for i in 0..half {
+                        let j = i + (rng.next() % (topics - i) as u64) as usize;
+                        all.swap(i, j);
+                    }
+                    all.truncate(half);
+                    all.sort_unstable();
+                    all
+                }
+            };
+            MemberSpec {
+                id: format!("m{m:05}"),
+                rack: racks.then(|| rack_names[m % 3].to_owned()),
+                subscriptions: chosen.iter().map(|t| format!("t{t:04}")).collect(),
+                owned: Vec::new(),
+                generation: -1,
+            }
+        })
+        .collect();
+    GroupSpec {
+        rack_aware: racks,
+        topics: topic_specs,
+        members: member_specs,
+    }
+}
+
+/// A fixed-seed splitmix64 generator (no `rand` dependency needed).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// The spec after `assignment` became stable: every member owns its part at generation 1.
+fn with_owned(full: &GroupSpec, assignment: &Assignment) -> GroupSpec {
+    let mut spec = full.clone();
+    for member in &mut spec.members {
+        if let Some(topics) = assignment.assignment.get(&member.member_id()) {
+            member.owned = topics
+                .iter()
+                .map(|(t, ps)| OwnedPartitions {
+                    topic: t.clone(),
+                    partitions: ps.clone(),
+                })
+                .collect();
+            member.generation = 1;
+        }
+    }
+    spec
+}
+
+/// The incremental spec for `mode`, from the stable assignment of `assignor` on `full`.
+fn incremental(
+    full: &GroupSpec,
+    mode: Mode,
+    assignor: &dyn Assignor,
+) -> Result<GroupSpec, Failure> {
+    if mode == Mode::Full {
+        return Ok(full.clone());
+    }
+    let stable = assignor.assign(full).map_err(Failure::input)?;
+    let mut spec = with_owned(full, &stable);
+    match mode {
+        Mode::Join => {
+            let mut joiner = spec.members[0].clone();
+            joiner.id = "m-joiner".to_owned();
+            joiner.owned.clear();
+            joiner.generation = -1;
+            spec.members.push(joiner);
+        }
+        _ => {
+            spec.members.pop();
+        }
+    }
+    Ok(spec)
+}
+
+fn measure_mode(
+    name: &str,
+    full: &GroupSpec,
+    mode: Mode,
+    assignor: &dyn Assignor,
+    runs: usize,
+) -> Result<Row, Failure> {
+    let spec = incremental(full, mode, assignor)?;
+    let base = incremental(full, mode, &UniformV1)?;
+    let (v2_median_ms, v2_max_ms, v2_peak_mib) = time(&spec, assignor, runs)?;
+    let (v1_median_ms, v1_max_ms, v1_peak_mib) = time(&base, &UniformV1, runs)?;
+    Ok(Row {
+        case: name.to_owned(),
+        partitions: total_partitions(&spec),
+        members: spec.members.len(),
+        v2_median_ms,
+        v2_max_ms,
+        v2_peak_mib,
+        v1_median_ms,
+        v1_max_ms,
+        v1_peak_mib,
+        ratio: v2_median_ms / v1_median_ms.max(1e-6),
+    })
+}
+
+fn measure(
+    name: &str,
+    spec: &GroupSpec,
+    assignor: &dyn Assignor,
+    runs: usize,
+) -> Result<Row, Failure> {
+    let (v2_median_ms, v2_max_ms, v2_peak_mib) = time(spec, assignor, runs)?;
+    let (v1_median_ms, v1_max_ms, v1_peak_mib) = time(spec, &UniformV1, runs)?;
+    Ok(Row {
+        case: name.to_owned(),
+        partitions: total_partitions(spec),
+        members: spec.members.len(),
+        v2_median_ms,
+        v2_max_ms,
+        v2_peak_mib,
+        v1_median_ms,
+        v1_max_ms,
+        v1_peak_mib,
+        ratio: v2_median_ms / v1_median_ms.max(1e-6),
+    })
+}
+
+fn total_partitions(spec: &GroupSpec) -> u64 {
+    spec.topics.iter().map(|t| t.partitions.max(0) as u64).sum()
+}
+
+/// Median and max wall time (ms) over `runs` runs after one warm-up, and peak MiB.
+fn time(
+    spec: &GroupSpec,
+    assignor: &dyn Assignor,
+    runs: usize,
+) -> Result<(f64, f64, f64), Failure> {
+    let before = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let start = Instant::now();
+    let warm = assignor.assign(spec).map_err(Failure::input)?;
+    let warm_ms = start.elapsed().as_secs_f64() * 1e3;
+    drop(warm);
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+    // Slow cases get fewer runs so the whole matrix stays practical.
+    let runs = if warm_ms > 1000.0 { 1 } else { runs };
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let out = assignor.assign(spec).map_err(Failure::input)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        drop(out);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let max = times.last().copied().unwrap_or(median);
+    Ok((median, max, peak as f64 / (1024.0 * 1024.0)))
+}

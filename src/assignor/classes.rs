@@ -1,0 +1,158 @@
+//! Partition classes: the partitions of a topic that no objective can tell apart.
+//!
+//! Two partitions of one topic are interchangeable for every objective when they have the
+//! same previous owner and the same set of replica racks (restricted to racks where some
+//! subscriber of the topic runs, and only when rack alignment is on). The uniform v2 assignor
+//! works on class sizes instead of single partitions, which keeps its flow network small.
+
+use std::collections::BTreeMap;
+
+use super::claims::previous_owners;
+use super::problem::Problem;
+
+/// One class: its topic, replica racks, previous owner and partitions (ascending).
+pub(crate) struct Class {
+    /// Topic index.
+    pub topic: u32,
+    /// Rack ids (indices into the sorted member rack names) holding a replica and where some
+    /// subscriber runs, ascending; empty when rack alignment is off.
+    pub racks: Vec<u32>,
+    /// The previous owner (member index), if any.
+    pub owner: Option<u32>,
+    /// The class's partitions, ascending.
+    pub partitions: Vec<i32>,
+}
+
+/// All classes of a problem, topic by topic, each topic's classes in key order.
+pub(crate) struct Classes {
+    /// The classes, grouped by topic in topic order.
+    pub classes: Vec<Class>,
+    /// For every member, its rack id, if it has one and rack alignment is on.
+    pub member_rack: Vec<Option<u32>>,
+}
+
+impl Classes {
+    /// Groups the partitions of every subscribed topic of `problem` into classes.
+    pub fn new(problem: &Problem<'_>, rack_aware: bool) -> Classes {
+        let mut racks: Vec<String> = if rack_aware {
+            problem
+                .members
+                .iter()
+                .filter_map(|m| m.rack.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        racks.sort_unstable();
+        racks.dedup();
+        let rack_id = |name: &str| racks.binary_search_by(|r| r.as_str().cmp(name)).ok();
+        let member_rack: Vec<Option<u32>> = problem
+            .members
+            .iter()
+            .map(|m| m.rack.as_deref().and_then(&rack_id).map(|r| r as u32))
+            .collect();
+        let owners = previous_owners(problem);
+        let mut classes = Vec::new();
+        for (t, subs) in problem.subscribers.iter().enumerate() {
+            if subs.is_empty() {
+                continue;
+            }
+            let topic = problem.topics[t];
+            let count = problem.partitions(t as u32) as usize;
+            let owned = &owners[t];
+            let replica = topic.replica_racks.as_ref().filter(|_| !racks.is_empty());
+            match replica {
+                None => {
+                    // Classes by owner only: the unowned class, then one per owner.
+                    let mut by_owner: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
+                    for &(p, m) in owned {
+                        by_owner.entry(m).or_default().push(p);
+                    }
+                    let mut free = Vec::with_capacity(count - owned.len());
+                    let mut next = owned.iter().map(|&(p, _)| p).peekable();
+                    for p in 0..count as i32 {
+                        if next.peek() == Some(&p) {
+                            next.next();
+                        } else {
+                            free.push(p);
+                        }
+                    }
+                    if !free.is_empty() {
+                        classes.push(Class {
+                            topic: t as u32,
+                            racks: Vec::new(),
+                            owner: None,
+                            partitions: free,
+                        });
+                    }
+                    for (m, partitions) in by_owner {
+                        classes.push(Class {
+                            topic: t as u32,
+                            racks: Vec::new(),
+                            owner: Some(m),
+                            partitions,
+                        });
+                    }
+                }
+                Some(replica) => {
+                    // Racks that some subscriber of this topic runs in.
+                    let mut present: Vec<u32> = subs
+                        .iter()
+                        .filter_map(|&m| member_rack[m as usize])
+                        .collect();
+                    present.sort_unstable();
+                    present.dedup();
+                    let mut by_key: BTreeMap<(Vec<u32>, Option<u32>), Vec<i32>> = BTreeMap::new();
+                    let mut next = owned.iter().peekable();
+                    for (p, names) in replica.iter().enumerate() {
+                        let p = p as i32;
+                        let owner = match next.peek() {
+                            Some(&&(q, m)) if q == p => {
+                                next.next();
+                                Some(m)
+                            }
+                            _ => None,
+                        };
+                        let mut ids: Vec<u32> = names
+                            .iter()
+                            .filter_map(|n| rack_id(n))
+                            .map(|r| r as u32)
+                            .filter(|r| present.binary_search(r).is_ok())
+                            .collect();
+                        ids.sort_unstable();
+                        ids.dedup();
+                        by_key.entry((ids, owner)).or_default().push(p);
+                    }
+                    for ((racks, owner), partitions) in by_key {
+                        classes.push(Class {
+                            topic: t as u32,
+                            racks,
+                            owner,
+                            partitions,
+                        });
+                    }
+                }
+            }
+        }
+        Classes {
+            classes,
+            member_rack,
+        }
+    }
+
+    /// For every topic index, the range of its classes in [`Classes::classes`].
+    pub fn by_topic(&self, topics: usize) -> Vec<std::ops::Range<usize>> {
+        let mut ranges = vec![0..0; topics];
+        let mut i = 0;
+        while i < self.classes.len() {
+            let t = self.classes[i].topic;
+            let mut j = i;
+            while j < self.classes.len() && self.classes[j].topic == t {
+                j += 1;
+            }
+            ranges[t as usize] = i..j;
+            i = j;
+        }
+        ranges
+    }
+}

@@ -1,0 +1,78 @@
+//! Independent parts of a group: the connected components of the member–topic subscription
+//! graph.
+//!
+//! No objective couples two components: they share no member (so no load) and no topic (so no
+//! partition, spread or claim). Every objective is a sum over members or partitions, so the
+//! lexicographic optimum of the whole is the union of the components' optima: if a component
+//! were not optimal for some objective, improving it there would improve the sum. The uniform
+//! v2 assignor therefore solves each component on its own, with a closed form when one
+//! applies.
+
+use super::problem::Problem;
+
+/// One component: topics (with subscribers) and members (with subscriptions), ascending.
+pub(crate) struct Component {
+    /// Topic indices, ascending.
+    pub topics: Vec<u32>,
+    /// Member indices, ascending.
+    pub members: Vec<u32>,
+}
+
+impl Component {
+    /// Whether all of the component's members subscribe to all of its topics.
+    pub fn homogeneous(&self, problem: &Problem<'_>) -> bool {
+        self.members
+            .iter()
+            .all(|&m| problem.subscriptions[m as usize].len() == self.topics.len())
+    }
+}
+
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let up = parent[parent[x as usize] as usize];
+        parent[x as usize] = up;
+        x = up;
+    }
+    x
+}
+
+/// The components of `problem`, in order of their smallest topic index.
+pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
+    let mut parent: Vec<u32> = (0..problem.topics.len() as u32).collect();
+    for subs in &problem.subscriptions {
+        if let Some((&first, rest)) = subs.split_first() {
+            for &t in rest {
+                let a = find(&mut parent, first);
+                let b = find(&mut parent, t);
+                if a != b {
+                    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+                    parent[hi as usize] = lo;
+                }
+            }
+        }
+    }
+    let n = problem.topics.len();
+    let mut slot = vec![u32::MAX; n];
+    let mut out: Vec<Component> = Vec::new();
+    for t in 0..n as u32 {
+        if problem.subscribers[t as usize].is_empty() {
+            continue;
+        }
+        let root = find(&mut parent, t) as usize;
+        if slot[root] == u32::MAX {
+            slot[root] = out.len() as u32;
+            out.push(Component {
+                topics: Vec::new(),
+                members: Vec::new(),
+            });
+        }
+        out[slot[root] as usize].topics.push(t);
+    }
+    for (m, subs) in problem.subscriptions.iter().enumerate() {
+        if let Some(&first) = subs.first() {
+            let root = find(&mut parent, first) as usize;
+            out[slot[root] as usize].members.push(m as u32);
+        }
+    }
+    out
+}

@@ -1,0 +1,96 @@
+//! The canonical form of a validated [`GroupSpec`] shared by every assignor: members sorted
+//! by id, topics sorted by name, subscriptions deduplicated and restricted to existing topics.
+//! Working on this form, never on the input order, is what makes the assignors deterministic.
+
+use std::collections::BTreeMap;
+
+use super::{Assignment, GroupSpec, MemberSpec, TopicSpec};
+use crate::ids::MemberId;
+
+/// A spec in canonical order, with indices in place of names.
+pub(crate) struct Problem<'a> {
+    /// Members, ascending by id.
+    pub members: Vec<&'a MemberSpec>,
+    /// Topics, ascending by name.
+    pub topics: Vec<&'a TopicSpec>,
+    /// For every topic, its subscribers' indices, ascending.
+    pub subscribers: Vec<Vec<u32>>,
+    /// For every member, the indices of the existing topics it subscribes to, ascending.
+    pub subscriptions: Vec<Vec<u32>>,
+}
+
+impl<'a> Problem<'a> {
+    /// The canonical form of `spec`, which must already be validated.
+    pub fn new(spec: &'a GroupSpec) -> Problem<'a> {
+        let mut members: Vec<&MemberSpec> = spec.members.iter().collect();
+        members.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut topics: Vec<&TopicSpec> = spec.topics.iter().collect();
+        topics.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut problem = Problem {
+            members,
+            topics,
+            subscribers: Vec::new(),
+            subscriptions: Vec::new(),
+        };
+        let mut subscribers = vec![Vec::new(); problem.topics.len()];
+        let mut subscriptions = Vec::with_capacity(problem.members.len());
+        for (m, member) in problem.members.iter().enumerate() {
+            let mut subs: Vec<u32> = member
+                .subscriptions
+                .iter()
+                .filter_map(|name| problem.topic_index(name))
+                .collect();
+            subs.sort_unstable();
+            subs.dedup();
+            for &t in &subs {
+                subscribers[t as usize].push(m as u32);
+            }
+            subscriptions.push(subs);
+        }
+        problem.subscribers = subscribers;
+        problem.subscriptions = subscriptions;
+        problem
+    }
+
+    /// The index of the topic named `name`, if it exists.
+    pub fn topic_index(&self, name: &str) -> Option<u32> {
+        self.topics
+            .binary_search_by(|t| t.name.as_str().cmp(name))
+            .ok()
+            .map(|i| i as u32)
+    }
+
+    /// Whether member `m` subscribes to topic `t`.
+    pub fn subscribes(&self, m: u32, t: u32) -> bool {
+        self.subscriptions[m as usize].binary_search(&t).is_ok()
+    }
+
+    /// Topic `t`'s partition count (validated to fit in `0..=2^24`).
+    pub fn partitions(&self, t: u32) -> u32 {
+        self.topics[t as usize].partitions as u32
+    }
+
+    /// Builds the output from per-member, per-topic partition lists.
+    ///
+    /// `lists[m]` holds `(topic index, partition)` pairs in any order.
+    pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
+        let mut assignment = BTreeMap::new();
+        for (m, mut list) in lists.into_iter().enumerate() {
+            list.sort_unstable();
+            let mut topics: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+            let mut i = 0;
+            while i < list.len() {
+                let t = list[i].0;
+                let mut j = i;
+                while j < list.len() && list[j].0 == t {
+                    j += 1;
+                }
+                let parts = list[i..j].iter().map(|&(_, p)| p).collect();
+                topics.insert(self.topics[t as usize].name.clone(), parts);
+                i = j;
+            }
+            assignment.insert(MemberId(self.members[m].id.clone()), topics);
+        }
+        Assignment { assignment }
+    }
+}

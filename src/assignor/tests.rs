@@ -1,0 +1,654 @@
+//! Unit tests of the assignors: the reference example, the baselines, every objective against
+//! a brute-force optimum on small groups, determinism, the fixed point and bad input.
+
+use std::collections::BTreeMap;
+
+use super::problem::Problem;
+use super::*;
+
+fn topic(name: &str, partitions: i64) -> TopicSpec {
+    TopicSpec {
+        name: name.into(),
+        partitions,
+        replica_racks: None,
+    }
+}
+
+fn member(id: &str, subs: &[&str]) -> MemberSpec {
+    MemberSpec {
+        id: id.into(),
+        rack: None,
+        subscriptions: subs.iter().map(|s| (*s).into()).collect(),
+        owned: Vec::new(),
+        generation: -1,
+    }
+}
+
+fn reference() -> GroupSpec {
+    GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 3), topic("T2", 3), topic("T3", 3)],
+        members: ["A", "B", "C"]
+            .iter()
+            .map(|id| member(id, &["T1", "T2", "T3"]))
+            .collect(),
+    }
+}
+
+fn parts(a: &Assignment, m: &str) -> Vec<(String, i32)> {
+    a.assignment[&MemberId::from(m)]
+        .iter()
+        .flat_map(|(t, ps)| ps.iter().map(move |&p| (t.clone(), p)))
+        .collect()
+}
+
+fn tp(list: &[(&str, i32)]) -> Vec<(String, i32)> {
+    list.iter().map(|&(t, p)| (t.to_owned(), p)).collect()
+}
+
+/// The objectives' values of an assignment: `None` when validity or spread fails, else
+/// (Σ load², aligned partitions, kept partitions). Written from the definitions in `mod.rs`,
+/// independently of the assignor's network.
+fn score(spec: &GroupSpec, a: &Assignment) -> Option<(i64, i64, i64)> {
+    let problem = Problem::new(spec);
+    let owners = super::claims::previous_owners(&problem);
+    let mut holder: BTreeMap<(String, i32), String> = BTreeMap::new();
+    for (m, topics) in &a.assignment {
+        let spec_member = spec.members.iter().find(|x| x.id == m.0)?;
+        for (t, ps) in topics {
+            for &p in ps {
+                let key = (t.clone(), p);
+                if holder.insert(key, m.0.clone()).is_some() {
+                    return None;
+                }
+                let sub = spec_member.subscriptions.iter().any(|s| s == t);
+                let exists = spec
+                    .topics
+                    .iter()
+                    .any(|x| &x.name == t && p >= 0 && i64::from(p) < x.partitions);
+                if !sub || !exists {
+                    return None;
+                }
+            }
+        }
+    }
+    let (mut aligned, mut kept) = (0, 0);
+    for (ti, subs) in problem.subscribers.iter().enumerate() {
+        if subs.is_empty() {
+            continue;
+        }
+        let t = problem.topics[ti];
+        let mut count: BTreeMap<&str, i64> = BTreeMap::new();
+        for p in 0..t.partitions as i32 {
+            let m = holder.get(&(t.name.clone(), p))?;
+            *count.entry(m.as_str()).or_default() += 1;
+            let ms = spec.members.iter().find(|x| &x.id == m)?;
+            if spec.rack_aware
+                && let (Some(r), Some(rr)) = (&ms.rack, &t.replica_racks)
+                && rr[p as usize].contains(r)
+            {
+                aligned += 1;
+            }
+            if owners[ti]
+                .iter()
+                .any(|&(q, o)| q == p && problem.members[o as usize].id == *m)
+            {
+                kept += 1;
+            }
+        }
+        let lo = t.partitions / subs.len() as i64;
+        for &m in subs {
+            let c = count
+                .get(problem.members[m as usize].id.as_str())
+                .copied()
+                .unwrap_or(0);
+            if c != lo && c != lo + 1 {
+                return None;
+            }
+        }
+    }
+    let sumsq = a
+        .assignment
+        .values()
+        .map(|ts| ts.values().map(|v| v.len() as i64).sum::<i64>().pow(2))
+        .sum();
+    Some((sumsq, aligned, kept))
+}
+
+/// Lexicographic key to minimise.
+fn key(s: (i64, i64, i64)) -> (i64, i64, i64) {
+    (s.0, -s.1, -s.2)
+}
+
+/// The best objective values over every valid assignment (tiny specs only).
+fn brute_force(spec: &GroupSpec) -> (i64, i64, i64) {
+    let problem = Problem::new(spec);
+    let mut slots: Vec<(u32, i32, &[u32])> = Vec::new();
+    for (t, subs) in problem.subscribers.iter().enumerate() {
+        if !subs.is_empty() {
+            for p in 0..problem.partitions(t as u32) as i32 {
+                slots.push((t as u32, p, subs));
+            }
+        }
+    }
+    let mut choice = vec![0usize; slots.len()];
+    let mut best: Option<(i64, i64, i64)> = None;
+    loop {
+        let mut lists = vec![Vec::new(); problem.members.len()];
+        for (i, &(t, p, subs)) in slots.iter().enumerate() {
+            lists[subs[choice[i]] as usize].push((t, p));
+        }
+        if let Some(s) = score(spec, &problem.assignment(lists))
+            && best.is_none_or(|b| key(s) < key(b))
+        {
+            best = Some(s);
+        }
+        let mut i = 0;
+        loop {
+            if i == slots.len() {
+                return best.unwrap_or((0, 0, 0));
+            }
+            choice[i] += 1;
+            if choice[i] < slots[i].2.len() {
+                break;
+            }
+            choice[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // splitmix64
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random small spec: up to 4 members, 3 topics, few partitions, racks, stale claims.
+fn random_spec(rng: &mut Rng, max_slots: usize) -> GroupSpec {
+    let racks = ["r1", "r2", "r3"];
+    let n_topics = 1 + rng.below(3) as usize;
+    let n_members = 1 + rng.below(4) as usize;
+    let mut topics = Vec::new();
+    for t in 0..n_topics {
+        let p = rng.below(5) as i64;
+        let replica_racks = (rng.below(2) == 0).then(|| {
+            (0..p)
+                .map(|_| {
+                    racks
+                        .iter()
+                        .filter(|_| rng.below(2) == 0)
+                        .map(|r| (*r).to_owned())
+                        .collect()
+                })
+                .collect()
+        });
+        topics.push(TopicSpec {
+            name: format!("T{t}"),
+            partitions: p,
+            replica_racks,
+        });
+    }
+    let mut members = Vec::new();
+    for m in 0..n_members {
+        let subs: Vec<String> = (0..n_topics + 1)
+            .filter(|_| rng.below(3) != 0)
+            .map(|t| format!("T{t}"))
+            .collect();
+        let owned = (0..n_topics)
+            .map(|t| OwnedPartitions {
+                topic: format!("T{t}"),
+                partitions: (-1..5).filter(|_| rng.below(3) == 0).collect(),
+            })
+            .collect();
+        members.push(MemberSpec {
+            id: format!("M{m}"),
+            rack: (rng.below(4) != 0).then(|| racks[rng.below(3) as usize].to_owned()),
+            subscriptions: subs,
+            owned,
+            generation: rng.below(3) as i32,
+        });
+    }
+    let spec = GroupSpec {
+        rack_aware: rng.below(3) != 0,
+        topics,
+        members,
+    };
+    // Keep the brute force small.
+    let problem = Problem::new(&spec);
+    let mut combos = 1usize;
+    for (t, subs) in problem.subscribers.iter().enumerate() {
+        for _ in 0..problem.partitions(t as u32) {
+            combos = combos.saturating_mul(subs.len().max(1));
+        }
+    }
+    if combos > max_slots {
+        return random_spec(rng, max_slots);
+    }
+    spec
+}
+
+#[test]
+fn reference_example_spreads_every_topic() {
+    let a = UniformV2.assign(&reference()).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T1", 0), ("T2", 0), ("T3", 0)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T1", 1), ("T2", 1), ("T3", 1)]));
+    assert_eq!(parts(&a, "C"), tp(&[("T1", 2), ("T2", 2), ("T3", 2)]));
+}
+
+#[test]
+fn uniform_v1_reproduces_the_reference_left_column() {
+    let a = UniformV1.assign(&reference()).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T1", 0), ("T1", 1), ("T1", 2)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T2", 0), ("T2", 1), ("T2", 2)]));
+    assert_eq!(parts(&a, "C"), tp(&[("T3", 0), ("T3", 1), ("T3", 2)]));
+    // Valid but not spread: the score refuses it, so the objective check can fail.
+    assert_eq!(score(&reference(), &a), None);
+}
+
+#[test]
+fn range_gives_contiguous_ranges_per_topic() {
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 5), topic("T2", 2)],
+        members: vec![member("B", &["T1", "T2"]), member("A", &["T1"])],
+    };
+    let a = Range.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T1", 0), ("T1", 1), ("T1", 2)]));
+    assert_eq!(
+        parts(&a, "B"),
+        tp(&[("T1", 3), ("T1", 4), ("T2", 0), ("T2", 1)])
+    );
+}
+
+#[test]
+fn uniform_v2_is_optimal_on_random_small_groups() {
+    let mut rng = Rng(7);
+    for case in 0..400 {
+        let spec = random_spec(&mut rng, 4096);
+        let a = UniformV2.assign(&spec).unwrap();
+        let got = score(&spec, &a).unwrap_or_else(|| panic!("case {case}: invalid {spec:?}"));
+        let best = brute_force(&spec);
+        assert_eq!(got, best, "case {case}: {}", spec.to_json());
+    }
+}
+
+#[test]
+fn the_optimality_check_can_fail() {
+    // The baselines ignore spread, racks or owners: on random groups the brute-force
+    // comparison must catch them, or it would prove nothing about uniform-v2.
+    let mut rng = Rng(11);
+    let mut caught = 0;
+    for _ in 0..100 {
+        let spec = random_spec(&mut rng, 1024);
+        let best = brute_force(&spec);
+        for assignor in [&UniformV1 as &dyn Assignor, &Range] {
+            let a = assignor.assign(&spec).unwrap();
+            if score(&spec, &a) != Some(best) {
+                caught += 1;
+            }
+        }
+    }
+    assert!(
+        caught > 20,
+        "only {caught} suboptimal baseline results caught"
+    );
+}
+
+fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
+    for i in (1..items.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        items.swap(i, j);
+    }
+}
+
+/// A larger random spec (not for the brute force): up to 12 members and 6 topics.
+fn medium_spec(rng: &mut Rng) -> GroupSpec {
+    let mut spec = GroupSpec::default();
+    let n_topics = 1 + rng.below(6) as usize;
+    for t in 0..n_topics {
+        let p = rng.below(20) as i64;
+        let replica_racks = (rng.below(2) == 0).then(|| {
+            (0..p)
+                .map(|_| vec![format!("r{}", rng.below(3)), format!("r{}", rng.below(3))])
+                .collect()
+        });
+        spec.topics.push(TopicSpec {
+            name: format!("T{t}"),
+            partitions: p,
+            replica_racks,
+        });
+    }
+    for m in 0..1 + rng.below(12) {
+        let subscriptions = (0..n_topics + 1)
+            .filter(|_| rng.below(3) != 0)
+            .map(|t| format!("T{t}"))
+            .collect();
+        let owned = (0..n_topics)
+            .map(|t| OwnedPartitions {
+                topic: format!("T{t}"),
+                partitions: (0..22).filter(|_| rng.below(5) == 0).collect(),
+            })
+            .collect();
+        spec.members.push(MemberSpec {
+            id: format!("M{m:02}"),
+            rack: (rng.below(4) != 0).then(|| format!("r{}", rng.below(3))),
+            subscriptions,
+            owned,
+            generation: rng.below(3) as i32,
+        });
+    }
+    spec.rack_aware = rng.below(2) == 0;
+    spec
+}
+
+#[test]
+fn output_does_not_depend_on_input_order() {
+    let mut rng = Rng(3);
+    for _ in 0..200 {
+        let spec = medium_spec(&mut rng);
+        let mut permuted = spec.clone();
+        shuffle(&mut rng, &mut permuted.topics);
+        shuffle(&mut rng, &mut permuted.members);
+        for m in &mut permuted.members {
+            shuffle(&mut rng, &mut m.subscriptions);
+            shuffle(&mut rng, &mut m.owned);
+            for o in &mut m.owned {
+                shuffle(&mut rng, &mut o.partitions);
+            }
+        }
+        for name in ASSIGNOR_NAMES {
+            let assignor = assignor_by_name(name).unwrap();
+            assert_eq!(
+                assignor.assign(&spec).unwrap(),
+                assignor.assign(&permuted).unwrap(),
+                "{name}: {}",
+                spec.to_json()
+            );
+        }
+    }
+}
+
+/// `spec` with every member owning what `a` gives it, at a generation above all others.
+fn feed_back(spec: &GroupSpec, a: &Assignment) -> GroupSpec {
+    let mut next = spec.clone();
+    for m in &mut next.members {
+        m.owned = a.assignment[&m.member_id()]
+            .iter()
+            .map(|(t, ps)| OwnedPartitions {
+                topic: t.clone(),
+                partitions: ps.clone(),
+            })
+            .collect();
+        m.generation = 10;
+    }
+    next
+}
+
+#[test]
+fn uniform_v2_output_is_a_fixed_point() {
+    let mut rng = Rng(5);
+    for _ in 0..200 {
+        let spec = medium_spec(&mut rng);
+        let a = UniformV2.assign(&spec).unwrap();
+        let again = UniformV2.assign(&feed_back(&spec, &a)).unwrap();
+        assert_eq!(a, again, "{}", spec.to_json());
+    }
+}
+
+#[test]
+fn uniform_v2_is_valid_and_spread_on_medium_groups() {
+    let mut rng = Rng(9);
+    for _ in 0..200 {
+        let spec = medium_spec(&mut rng);
+        let a = UniformV2.assign(&spec).unwrap();
+        assert!(score(&spec, &a).is_some(), "{}", spec.to_json());
+        assert_eq!(a.assignment.len(), spec.members.len());
+    }
+}
+
+fn with_owned(mut m: MemberSpec, topic: &str, parts: &[i32], generation: i32) -> MemberSpec {
+    m.owned.push(OwnedPartitions {
+        topic: topic.into(),
+        partitions: parts.to_vec(),
+    });
+    m.generation = generation;
+    m
+}
+
+#[test]
+fn spread_beats_stickiness() {
+    // A owned all four partitions; spread forces two to move to B.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 4)],
+        members: vec![
+            with_owned(member("A", &["T"]), "T", &[0, 1, 2, 3], 1),
+            member("B", &["T"]),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T", 0), ("T", 1)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T", 2), ("T", 3)]));
+    // Keeping all four is refused by the spread check.
+    let mut sticky = a.clone();
+    sticky.assignment.insert(
+        MemberId::from("A"),
+        BTreeMap::from([("T".into(), vec![0, 1, 2, 3])]),
+    );
+    sticky
+        .assignment
+        .insert(MemberId::from("B"), BTreeMap::new());
+    assert_eq!(score(&spec, &sticky), None);
+}
+
+#[test]
+fn balance_uses_the_shared_member_least() {
+    // B shares both topics with A and C: balance gives B one of each, not two of each.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 3), topic("T2", 3)],
+        members: vec![
+            member("A", &["T1"]),
+            member("B", &["T1", "T2"]),
+            member("C", &["T2"]),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    let load = |m: &str| parts(&a, m).len();
+    assert_eq!((load("A"), load("B"), load("C")), (2, 2, 2));
+    // Range gives B two of each (loads 1, 4, 1), a worse Σ load².
+    let r = Range.assign(&spec).unwrap();
+    assert!(score(&spec, &r).unwrap().0 > score(&spec, &a).unwrap().0);
+}
+
+#[test]
+fn rack_alignment_beats_stickiness_only_when_enabled() {
+    let mut a_member = with_owned(member("A", &["T"]), "T", &[0], 1);
+    a_member.rack = Some("r1".into());
+    let mut b_member = with_owned(member("B", &["T"]), "T", &[1], 1);
+    b_member.rack = Some("r2".into());
+    let mut spec = GroupSpec {
+        rack_aware: true,
+        topics: vec![TopicSpec {
+            name: "T".into(),
+            partitions: 2,
+            replica_racks: Some(vec![vec!["r2".into()], vec!["r1".into()]]),
+        }],
+        members: vec![a_member, b_member],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T", 1)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T", 0)]));
+    spec.rack_aware = false;
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T", 0)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T", 1)]));
+}
+
+#[test]
+fn previous_owner_is_the_highest_generation_and_ties_mean_none() {
+    let two = |ga: i32, gb: i32| GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 2)],
+        members: vec![
+            with_owned(member("A", &["T"]), "T", &[1], ga),
+            with_owned(member("B", &["T"]), "T", &[1], gb),
+        ],
+    };
+    // B's claim is newer: B keeps T-1.
+    let a = UniformV2.assign(&two(1, 2)).unwrap();
+    assert_eq!(parts(&a, "B"), tp(&[("T", 1)]));
+    // A's claim is newer: A keeps T-1.
+    let a = UniformV2.assign(&two(3, 2)).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T", 1)]));
+    // Tie at the top: no owner, so the default order (A takes the lowest) applies.
+    let a = UniformV2.assign(&two(2, 2)).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T", 0)]));
+}
+
+#[test]
+fn claims_on_unknown_or_unsubscribed_partitions_are_ignored() {
+    let mut a_member = member("A", &["T", "Gone"]);
+    a_member.owned = vec![
+        OwnedPartitions {
+            topic: "Gone".into(),
+            partitions: vec![0],
+        },
+        OwnedPartitions {
+            topic: "T".into(),
+            partitions: vec![-1, 7, 1 << 30],
+        },
+        OwnedPartitions {
+            topic: "U".into(),
+            partitions: vec![0],
+        },
+    ];
+    a_member.generation = 5;
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 2), topic("U", 2)],
+        members: vec![a_member, member("B", &["T", "U"])],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(score(&spec, &a).map(|s| s.2), Some(0));
+    assert_eq!(parts(&a, "B"), tp(&[("T", 1), ("U", 0), ("U", 1)]));
+}
+
+#[test]
+fn every_assignor_refuses_every_bad_input() {
+    let bad = [
+        (
+            GroupSpec {
+                rack_aware: false,
+                topics: vec![],
+                members: vec![member("A", &[]), member("A", &[])],
+            },
+            SpecError::DuplicateMember("A".into()),
+        ),
+        (
+            GroupSpec {
+                rack_aware: false,
+                topics: vec![topic("T", 1), topic("T", 1)],
+                members: vec![],
+            },
+            SpecError::DuplicateTopic("T".into()),
+        ),
+        (
+            GroupSpec {
+                rack_aware: false,
+                topics: vec![topic("T", -1)],
+                members: vec![],
+            },
+            SpecError::PartitionCount {
+                topic: "T".into(),
+                partitions: -1,
+            },
+        ),
+        (
+            GroupSpec {
+                rack_aware: false,
+                topics: vec![topic("T", (1 << 24) + 1)],
+                members: vec![],
+            },
+            SpecError::PartitionCount {
+                topic: "T".into(),
+                partitions: (1 << 24) + 1,
+            },
+        ),
+        (
+            GroupSpec {
+                rack_aware: true,
+                topics: vec![TopicSpec {
+                    name: "T".into(),
+                    partitions: 2,
+                    replica_racks: Some(vec![vec![]]),
+                }],
+                members: vec![],
+            },
+            SpecError::ReplicaRacksLength {
+                topic: "T".into(),
+                partitions: 2,
+                found: 1,
+            },
+        ),
+    ];
+    for (spec, err) in bad {
+        for name in ASSIGNOR_NAMES {
+            assert_eq!(
+                assignor_by_name(name).unwrap().assign(&spec),
+                Err(err.clone()),
+                "{name}"
+            );
+        }
+    }
+    assert!(matches!(
+        GroupSpec::from_json("{\"topics\": [1,"),
+        Err(SpecError::Json { line: 1, .. })
+    ));
+    assert!(assignor_by_name("sticky").is_none());
+}
+
+#[test]
+fn empty_and_unsubscribed_groups() {
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 3), topic("Z", 0)],
+        members: vec![member("A", &[]), member("B", &["Z", "nope"])],
+    };
+    for name in ASSIGNOR_NAMES {
+        let a = assignor_by_name(name).unwrap().assign(&spec).unwrap();
+        assert_eq!(a.to_json(), r#"{"assignment":{"A":{},"B":{}}}"#, "{name}");
+    }
+    assert_eq!(
+        UniformV2.assign(&GroupSpec::default()).unwrap(),
+        Assignment::default()
+    );
+}
+
+#[test]
+fn large_topic_stays_linear() {
+    // 2^20 partitions over 3 members, no owners: the fast path, and valid output.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 1 << 20)],
+        members: vec![
+            member("A", &["T"]),
+            member("B", &["T"]),
+            member("C", &["T"]),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    let counts: Vec<usize> = ["A", "B", "C"].iter().map(|m| parts(&a, m).len()).collect();
+    assert_eq!(counts, vec![349_526, 349_525, 349_525]);
+}

@@ -1,0 +1,382 @@
+//! The uniform v2 assignor: exact lexicographic optimisation of objectives 1–6 (see the
+//! [module definitions](super)).
+//!
+//! # Algorithm
+//!
+//! *Counts, not partitions.* Spread fixes, for each topic t with subscribers, f_t =
+//! ⌊P_t/|Sub(t)|⌋ and r_t = P_t mod |Sub(t)|: every subscriber gets f_t partitions of t and
+//! exactly r_t of them get one more. Partitions are grouped into [classes](super::classes)
+//! (topic, replica racks, previous owner) whose members no objective can tell apart, so only
+//! how many partitions of each class go to each member matters.
+//!
+//! *One flow network* carries every objective at once, with costs in ℤ⁴ ordered
+//! lexicographically (spread, balance, rack, stickiness), see [`super::flow`]:
+//!
+//! ```text
+//! source → class c=(t,R,o)          cap |c|
+//!   c → node(o,t)                   cost (0,0,−[rack(o)∈R],−1)     keep with the owner
+//!   c → rack pool (t,r), r ∈ R      cost (0,0,−1,0)                aligned elsewhere
+//!   c → topic pool t                cost 0                          anywhere
+//!   rack pool (t,r) → node(m,t)     m ∈ Sub(t) in rack r
+//!   topic pool t → node(m,t)        m ∈ Sub(t)
+//!   node(m,t) → sink                cap f_t, cost (−1,0,0,0)        the spread floor
+//!   node(m,t) → member m            cap 1                           the one extra
+//!   member m → sink                 convex: k-th unit (0, 2(B_m+k)−1, 0, 0)
+//! ```
+//!
+//! where B_m = Σ_{t∋m} f_t. A spread assignment always exists (any subscriber can take any
+//! partition of its topic) and fills every floor edge, so a minimum-cost maximum flow first
+//! fills all floors (component 0), then minimises Σ_m (B_m+e_m)² − B_m² = Σ load² − const
+//! (component 1), then maximises aligned partitions (component 2), then kept partitions
+//! (component 3). Every valid spread assignment maps to a flow of equal cost (route a kept
+//! partition on its owner edge, an aligned one through a matching rack pool, the rest through
+//! the topic pool), and every integral flow maps back to an assignment whose true cost is no
+//! worse (a unit routed through a pool to its owner or to an aligned member only gains), so
+//! an optimal flow gives a lexicographically optimal assignment. The solver is exact
+//! (primal–dual with potentials, no negative residual cycle at the end).
+//!
+//! *Back to partitions.* Pool flows are matched to class flows in class order and member
+//! order; within a class, members by ascending id take the lowest partition numbers first.
+//! Everything iterates over the [canonical](super::problem) order, so input order never leaks
+//! into the result (objective 6). If the input assignment is already optimal for 1–4 and is
+//! given back as `owned`, keeping everything is optimal for 5, so it comes back unchanged.
+//!
+//! *Fast path.* With no previous owner, no possible rack alignment, and every member with a
+//! subscription subscribing to the same topics, a closed form is optimal: members take f_t of
+//! each topic, and the extras of all topics are dealt round-robin in one rotation, so loads
+//! are within one of each other (the unique minimiser of Σ load² for a fixed total), while
+//! objectives 4 and 5 are zero for every assignment.
+//!
+//! *Complexity.* Classes: O(P log P) to build. Network: V = classes + pools + Σ|Sub(t)| +
+//! members, E = O(classes·(2+|R|) + Σ|Sub(t)|·(1+racks per member)). The solver runs
+//! O(phases) Dijkstra passes (phases ≈ distinct marginal costs met, a few times the load
+//! range) plus one augmenting path per extra unit. The fast path is O(P + Σ|Sub(t)|).
+
+use super::classes::Classes;
+use super::components::{Component, components};
+use super::flow::Network;
+use super::problem::Problem;
+use super::{Assignment, Assignor, GroupSpec, SpecError};
+
+/// The uniform v2 assignor (the default): spread, balance, rack alignment, stickiness, in
+/// that priority order, exactly.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UniformV2;
+
+impl Assignor for UniformV2 {
+    fn name(&self) -> &'static str {
+        "uniform-v2"
+    }
+
+    fn assign(&self, spec: &GroupSpec) -> Result<Assignment, SpecError> {
+        spec.validate()?;
+        let problem = Problem::new(spec);
+        let classes = Classes::new(&problem, spec.rack_aware);
+        let by_topic = classes.by_topic(problem.topics.len());
+        let mut lists = vec![Vec::new(); problem.members.len()];
+        for comp in components(&problem) {
+            let ids: Vec<usize> = comp
+                .topics
+                .iter()
+                .flat_map(|&t| by_topic[t as usize].clone())
+                .collect();
+            let homogeneous = comp.homogeneous(&problem);
+            let plain = ids.iter().all(|&i| {
+                let class = &classes.classes[i];
+                class.owner.is_none() && class.racks.is_empty()
+            });
+            if homogeneous && plain {
+                round_robin(&problem, &comp, &mut lists);
+            } else if !(homogeneous && keep_all(&problem, &classes, &comp, &ids, &mut lists)) {
+                solve(&problem, &classes, &comp, &ids, &mut lists);
+            }
+        }
+        Ok(problem.assignment(lists))
+    }
+}
+
+/// The closed form for a homogeneous component with nothing to keep and nothing to align.
+fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
+    let mut cursor = 0usize;
+    for &t in &comp.topics {
+        let subs = &problem.subscribers[t as usize];
+        let n = subs.len();
+        let total = problem.partitions(t) as usize;
+        let floor = total / n;
+        let extra = total % n;
+        // Members cursor..cursor+extra (cyclically) take this topic's extras.
+        let mut next = 0i32;
+        for (i, &m) in subs.iter().enumerate() {
+            let offset = (i + n - cursor % n) % n;
+            let count = floor + usize::from(offset < extra);
+            let list = &mut lists[m as usize];
+            for p in next..next + count as i32 {
+                list.push((t, p));
+            }
+            next += count as i32;
+        }
+        cursor = (cursor + extra) % n;
+    }
+}
+
+/// The certificate for a homogeneous component where every partition has a previous owner
+/// and no partition can be aligned: if the owners' assignment is already spread and its
+/// loads are within one, it is optimal for objectives 3 (the unique minimising load
+/// multiset), 4 (nothing to align) and 5 (everything kept), so it is returned as is.
+/// Returns `false`, touching nothing, when the certificate does not hold.
+fn keep_all(
+    problem: &Problem<'_>,
+    classes: &Classes,
+    comp: &Component,
+    ids: &[usize],
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    if ids
+        .iter()
+        .any(|&i| classes.classes[i].owner.is_none() || !classes.classes[i].racks.is_empty())
+    {
+        return false;
+    }
+    let local = |m: u32| comp.members.partition_point(|&x| x < m);
+    let mut load = vec![0u64; comp.members.len()];
+    let mut count = vec![0u32; comp.members.len()];
+    let mut start = 0;
+    for &t in &comp.topics {
+        let subs = problem.subscribers[t as usize].len() as u32;
+        let floor = problem.partitions(t) / subs;
+        let mut owners = Vec::new();
+        while start < ids.len() && classes.classes[ids[start]].topic == t {
+            let class = &classes.classes[ids[start]];
+            if let Some(o) = class.owner {
+                let lm = local(o);
+                if count[lm] == 0 {
+                    owners.push(lm);
+                }
+                count[lm] += class.partitions.len() as u32;
+            }
+            start += 1;
+        }
+        let spread = (owners.len() as u32 == subs || floor == 0)
+            && owners
+                .iter()
+                .all(|&lm| count[lm] == floor || count[lm] == floor + 1);
+        for &lm in &owners {
+            load[lm] += u64::from(count[lm]);
+            count[lm] = 0;
+        }
+        if !spread {
+            return false;
+        }
+    }
+    let lo = load.iter().copied().min().unwrap_or(0);
+    let hi = load.iter().copied().max().unwrap_or(0);
+    if hi > lo + 1 {
+        return false;
+    }
+    for &i in ids {
+        let class = &classes.classes[i];
+        if let Some(o) = class.owner {
+            lists[o as usize].extend(class.partitions.iter().map(|&p| (class.topic, p)));
+        }
+    }
+    true
+}
+
+/// Builds the flow network of the module docs for one component, solves it and turns the flow
+/// into partitions.
+fn solve(
+    problem: &Problem<'_>,
+    classes: &Classes,
+    comp: &Component,
+    ids: &[usize],
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    let n_topics = comp.topics.len();
+    let n_members = comp.members.len();
+    let local_topic = |t: u32| comp.topics.partition_point(|&x| x < t);
+    let local_member = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+    let floor: Vec<u32> = comp
+        .topics
+        .iter()
+        .map(|&t| problem.partitions(t) / problem.subscribers[t as usize].len() as u32)
+        .collect();
+    let extra: Vec<u32> = comp
+        .topics
+        .iter()
+        .map(|&t| problem.partitions(t) % problem.subscribers[t as usize].len() as u32)
+        .collect();
+
+    // Node numbering, in topological order: source, classes, pools, (m,t) nodes, members, sink.
+    let source = 0u32;
+    let class_base = 1u32;
+    let mut next = class_base + ids.len() as u32;
+    // Rack pools: for every topic, the racks some subscriber runs in.
+    let mut rack_pool: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_topics]; // (rack, node)
+    let mut topic_pool = vec![u32::MAX; n_topics];
+    let any_rack = ids.iter().any(|&i| !classes.classes[i].racks.is_empty());
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        if any_rack {
+            let mut present: Vec<u32> = problem.subscribers[t as usize]
+                .iter()
+                .filter_map(|&m| classes.member_rack[m as usize])
+                .collect();
+            present.sort_unstable();
+            present.dedup();
+            for r in present {
+                rack_pool[lt].push((r, next));
+                next += 1;
+            }
+        }
+        topic_pool[lt] = next;
+        next += 1;
+    }
+    let mut pair_base = Vec::with_capacity(n_topics);
+    for &t in &comp.topics {
+        pair_base.push(next);
+        next += problem.subscribers[t as usize].len() as u32;
+    }
+    let member_base = next;
+    next += n_members as u32;
+    let sink = next;
+    let mut net = Network::new(sink as usize + 1);
+
+    let pair = |m: u32, lt: usize| -> u32 {
+        let pos = problem.subscribers[comp.topics[lt] as usize].partition_point(|&x| x < m);
+        pair_base[lt] + pos as u32
+    };
+
+    // Class edges, remembered for extraction.
+    struct ClassEdges {
+        owner: Option<usize>,
+        racks: Vec<(usize, u32)>, // (edge, rack pool node)
+        topic: usize,
+    }
+    let mut class_edges = Vec::with_capacity(ids.len());
+    for (k, &i) in ids.iter().enumerate() {
+        let class = &classes.classes[i];
+        let c = class_base + k as u32;
+        let lt = local_topic(class.topic);
+        let size = class.partitions.len() as i32;
+        net.edge(source, c, size, [0; 4]);
+        let owner = class.owner.map(|o| {
+            let aligned = classes.member_rack[o as usize]
+                .is_some_and(|r| class.racks.binary_search(&r).is_ok());
+            let cap = size.min(floor[lt] as i32 + 1);
+            net.edge(c, pair(o, lt), cap, [0, 0, -i8::from(aligned), -1])
+        });
+        let mut racks = Vec::new();
+        for &r in &class.racks {
+            if let Ok(j) = rack_pool[lt].binary_search_by_key(&r, |&(r, _)| r) {
+                let node = rack_pool[lt][j].1;
+                racks.push((net.edge(c, node, size, [0, 0, -1, 0]), node));
+            }
+        }
+        let topic = net.edge(c, topic_pool[lt], size, [0; 4]);
+        class_edges.push(ClassEdges {
+            owner,
+            racks,
+            topic,
+        });
+    }
+    // Pool edges: for every pool, (edge, member) in member order.
+    let mut pool_out: Vec<Vec<(usize, u32)>> = vec![Vec::new(); sink as usize];
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        let subs = &problem.subscribers[t as usize];
+        let cap = floor[lt] as i32 + 1;
+        for &(r, node) in &rack_pool[lt] {
+            for &m in subs {
+                if classes.member_rack[m as usize] == Some(r) {
+                    let e = net.edge(node, pair(m, lt), cap, [0; 4]);
+                    pool_out[node as usize].push((e, m));
+                }
+            }
+        }
+        let node = topic_pool[lt];
+        for &m in subs {
+            let e = net.edge(node, pair(m, lt), cap, [0; 4]);
+            pool_out[node as usize].push((e, m));
+        }
+    }
+    // Floors, extras and loads.
+    let mut degree = vec![0i32; n_members];
+    let mut base = vec![0i64; n_members];
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        for &m in &problem.subscribers[t as usize] {
+            let node = pair(m, lt);
+            let lm = local_member(m);
+            if floor[lt] > 0 {
+                net.edge(node, sink, floor[lt] as i32, [-1, 0, 0, 0]);
+            }
+            base[lm as usize] += i64::from(floor[lt]);
+            if extra[lt] > 0 {
+                net.edge(node, member_base + lm, 1, [0; 4]);
+                degree[lm as usize] += 1;
+            }
+        }
+    }
+    for lm in 0..n_members {
+        if degree[lm] > 0 {
+            net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]);
+        }
+    }
+
+    net.solve(source, sink);
+
+    // Back to partitions: class pieces (member, count), pools matched in class order.
+    let mut pieces: Vec<Vec<(u32, u32)>> = vec![Vec::new(); ids.len()];
+    // Pool node → incoming (class, count) in class order.
+    let mut pool_in: Vec<Vec<(usize, u32)>> = vec![Vec::new(); sink as usize];
+    for (k, (&i, edges)) in ids.iter().zip(&class_edges).enumerate() {
+        let class = &classes.classes[i];
+        if let (Some(e), Some(o)) = (edges.owner, class.owner) {
+            let f = net.flow(e);
+            if f > 0 {
+                pieces[k].push((o, f as u32));
+            }
+        }
+        for &(e, node) in &edges.racks {
+            let f = net.flow(e);
+            if f > 0 {
+                pool_in[node as usize].push((k, f as u32));
+            }
+        }
+        let f = net.flow(edges.topic);
+        if f > 0 {
+            pool_in[topic_pool[local_topic(class.topic)] as usize].push((k, f as u32));
+        }
+    }
+    for (node, incoming) in pool_in.iter().enumerate() {
+        if incoming.is_empty() {
+            continue;
+        }
+        let mut outgoing = pool_out[node]
+            .iter()
+            .map(|&(e, m)| (m, net.flow(e) as u32))
+            .filter(|&(_, f)| f > 0);
+        let mut current = outgoing.next();
+        for &(k, mut amount) in incoming {
+            while amount > 0 {
+                let Some((m, left)) = current.as_mut() else {
+                    break;
+                };
+                let take = amount.min(*left);
+                pieces[k].push((*m, take));
+                amount -= take;
+                *left -= take;
+                if *left == 0 {
+                    current = outgoing.next();
+                }
+            }
+        }
+    }
+    for (&i, mut piece) in ids.iter().zip(pieces) {
+        let class = &classes.classes[i];
+        piece.sort_unstable();
+        let mut parts = class.partitions.iter();
+        for (m, take) in piece {
+            for &p in parts.by_ref().take(take as usize) {
+                lists[m as usize].push((class.topic, p));
+            }
+        }
+    }
+}
