@@ -71,13 +71,13 @@ fn every_script_matches_its_expected_output() {
             .file_stem()
             .and_then(|s| s.to_str())
             .expect("UTF-8 script name");
-        let (mut text, json) = match run_named(name) {
+        let (text, json) = match run_named(name) {
             Ok(t) => (render::text(&t), render::json(&t)),
-            Err(f) => (render::text(&f.transcript), render::json(&f.transcript)),
+            Err(f) => (
+                format!("{}error: {}\n", render::text(&f.transcript), f.error),
+                render::json(&f.transcript),
+            ),
         };
-        if let Err(f) = run_named(name) {
-            text.push_str(&format!("error: {}\n", f.error));
-        }
         for (ext, actual) in [("expected", &text), ("expected.json", &json)] {
             let expected_path = path.with_extension(ext);
             if update {

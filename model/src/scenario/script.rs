@@ -41,6 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use rebalance::assignor::ASSIGNOR_NAMES;
 use rebalance::protocol::Fault;
 use rebalance::{MemberId, TopicPartition};
 use thiserror::Error;
@@ -306,6 +307,9 @@ pub enum ScriptErrorKind {
     /// A subscription list is empty.
     #[error("empty topic list")]
     EmptyTopics,
+    /// An `assignor` line names no known assignor.
+    #[error("unknown assignor {0:?} (known: {known})", known = ASSIGNOR_NAMES.join(", "))]
+    UnknownAssignor(String),
     /// A `fault` line names no known fault.
     #[error("unknown fault {0:?} (known: {known})", known = known_faults())]
     UnknownFault(String),
@@ -416,7 +420,10 @@ impl Parser {
         let [name] = args else {
             return Err(usage("assignor", "assignor NAME"));
         };
-        self.script.assignor = name_word("assignor name", name)?;
+        if !ASSIGNOR_NAMES.contains(name) {
+            return Err(ScriptErrorKind::UnknownAssignor((*name).to_owned()));
+        }
+        self.script.assignor = (*name).to_owned();
         Ok(())
     }
 

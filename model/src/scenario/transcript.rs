@@ -78,7 +78,7 @@ pub struct Round {
 /// What one member was told in a round.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct MemberRound {
-    /// Partitions it is assigned (to keep or start).
+    /// Partitions it newly got this round (those it keeps are not repeated).
     pub assigned: BTreeSet<TopicPartition>,
     /// Partitions it must give up.
     pub revoked: BTreeSet<TopicPartition>,

@@ -33,6 +33,7 @@ fn parses_setup_and_events() {
     assert_eq!(script.protocol, ProtocolChoice::Deferred);
     assert_eq!(script.delay_ms, 3000);
     assert_eq!(script.assignor, "uniform-v2");
+    assert!(script.faults.is_empty());
     assert_eq!(script.topics, BTreeMap::from([("T".to_owned(), 4)]));
     assert_eq!(
         script.members[&MemberId::from("B")].rack.as_deref(),
@@ -82,8 +83,11 @@ fn parses_setup_and_events() {
 
 #[test]
 fn topic_names_with_dashes_split_at_the_last_dash() {
-    let text = "topic my-topic 2\nmember A subscribe my-topic\nstable A=my-topic-1\n";
+    let text = "assignor range\nfault kafka-9184\ntopic my-topic 2\nmember A subscribe my-topic\n\
+                stable A=my-topic-1\n";
     let script = parse("s.scn", text).expect("valid");
+    assert_eq!(script.assignor, "range");
+    assert_eq!(script.faults, BTreeSet::from([Fault::NoOwnSessionTimer]));
     let stable = script.stable.expect("stable").ownership;
     assert_eq!(
         stable[&MemberId::from("A")],
@@ -105,6 +109,19 @@ fn each_malformed_line_gets_its_own_error() {
         (
             "protocol lazy",
             ScriptErrorKind::UnknownProtocol("lazy".into()),
+        ),
+        (
+            "assignor sticky",
+            ScriptErrorKind::UnknownAssignor("sticky".into()),
+        ),
+        (
+            "fault KAFKA-1",
+            ScriptErrorKind::UnknownFault("KAFKA-1".into()),
+        ),
+        ("fault", usage("fault", "fault KAFKA-N")),
+        (
+            "member A subscribe T\nisolate",
+            usage("isolate", "isolate ID"),
         ),
         (
             "protocol",
