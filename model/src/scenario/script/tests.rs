@@ -1,3 +1,4 @@
+use super::parser::usage;
 use super::*;
 
 const HEADER: &str = "\
