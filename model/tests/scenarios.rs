@@ -275,3 +275,77 @@ fn a_false_expectation_fails_the_run() {
         "wrong.scn:15: expected A(T-0) B(T-1,T-3) C(T-2), found A(T-0,T-3) B(T-1) C(T-2)"
     );
 }
+
+fn run_text(text: &str) -> Result<Transcript, Box<scenario::runner::RunFailure>> {
+    let script = scenario::parse("inline.scn", text).unwrap_or_else(|e| panic!("{e}"));
+    scenario::run(&script)
+}
+
+const PAIR: &str = "topic T 2\nmember A subscribe T\nmember B subscribe T\nstable A=T-0 B=T-1\n";
+
+#[test]
+fn run_until_a_condition_that_never_holds_fails() {
+    // A settled group never rebalances on its own: `joined A` cannot hold.
+    let failure = run_text(&format!("{PAIR}run until joined A\n")).expect_err("never holds");
+    assert!(
+        matches!(&failure.error.kind, RunErrorKind::NeverHeld { condition, .. } if condition == "joined A"),
+        "{}",
+        failure.error
+    );
+    assert_eq!(failure.error.line, 5);
+}
+
+#[test]
+fn run_until_stops_before_the_round_completes() {
+    let t = run_text(&format!("{PAIR}leave B\nrun until persisted generation\n")).expect("runs");
+    assert_eq!(
+        t.rounds().count(),
+        0,
+        "stopped after the join phase, before any member synced"
+    );
+    let t = run_text(&format!("{PAIR}leave B\nrun until synced A\n")).expect("runs");
+    assert_eq!(t.rounds().count(), 1);
+    assert_eq!(t.final_ownership[&id("A")], tps(&[0, 1]));
+}
+
+#[test]
+fn events_that_cannot_apply_name_their_line() {
+    for (events, reason) in [
+        ("join A\n", "A is already running"),
+        ("leave B\nleave B\n", "B is not running"),
+        (
+            "crash A\ncrash B\nleader-leaves\n",
+            "the group has no running leader",
+        ),
+        ("bounce A as A2\nisolate A\n", "A is not running"),
+    ] {
+        let failure = run_text(&format!("{PAIR}{events}")).expect_err(events);
+        let RunErrorKind::Inapplicable { reason: found, .. } = &failure.error.kind else {
+            panic!("{events:?}: {}", failure.error);
+        };
+        assert_eq!(found, reason, "{events:?}");
+        assert_eq!(failure.error.line, 4 + events.lines().count(), "{events:?}");
+    }
+}
+
+#[test]
+fn wait_moves_the_clock_and_delivers_what_falls_due() {
+    let t = run_text(&format!(
+        "{PAIR}wait 250\ncrash B\nwait 50\nexpect A=T-0\nrun\n"
+    ))
+    .expect("runs");
+    let times: Vec<u64> = t
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            scenario::Entry::Event { at_ms, .. } => Some(*at_ms),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        times[..3],
+        [100, 350, 350],
+        "events at the clock's time: {times:?}"
+    );
+    assert_eq!(t.final_ownership[&id("A")], tps(&[0, 1]));
+}
