@@ -419,12 +419,18 @@ impl Member {
             },
             rack: self.config.rack.clone(),
         };
+        // A subscription the codec cannot write (an over-long topic name) is reported and sent
+        // empty: the leader then treats the member as subscribing to nothing.
+        let metadata = embedded::encode_subscription(&sub, cooperative).unwrap_or_else(|e| {
+            self.events.push_back(MemberEvent::Malformed(e.to_string()));
+            Vec::new()
+        });
         self.transmit.push_back(Request::JoinGroup {
             epoch,
             member_id: self.config.member_id.clone(),
             session_timeout_ms: self.config.session_timeout_ms,
             rebalance_timeout_ms: self.config.rebalance_timeout_ms,
-            metadata: embedded::encode_subscription(&sub, cooperative),
+            metadata,
         });
     }
 
