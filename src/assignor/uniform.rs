@@ -41,16 +41,28 @@
 //! into the result (objective 6). If the input assignment is already optimal for 1–4 and is
 //! given back as `owned`, keeping everything is optimal for 5, so it comes back unchanged.
 //!
-//! *Fast path.* With no previous owner, no possible rack alignment, and every member with a
-//! subscription subscribing to the same topics, a closed form is optimal: members take f_t of
-//! each topic, and the extras of all topics are dealt round-robin in one rotation, so loads
-//! are within one of each other (the unique minimiser of Σ load² for a fixed total), while
-//! objectives 4 and 5 are zero for every assignment.
+//! *Components.* The group splits into the connected components of the member–topic graph,
+//! solved independently (exact: see [`super::components`]).
 //!
-//! *Complexity.* Classes: O(P log P) to build. Network: V = classes + pools + Σ|Sub(t)| +
-//! members, E = O(classes·(2+|R|) + Σ|Sub(t)|·(1+racks per member)). The solver runs
-//! O(phases) Dijkstra passes (phases ≈ distinct marginal costs met, a few times the load
-//! range) plus one augmenting path per extra unit. The fast path is O(P + Σ|Sub(t)|).
+//! *Closed forms.* In a component where every member subscribes to every topic:
+//! - with no previous owner and no possible rack alignment, members take f_t of each topic and
+//!   the extras of all topics are dealt round-robin in one rotation, so loads are within one
+//!   of each other (the unique minimising multiset of Σ load² for a fixed total), while
+//!   objectives 4 and 5 are zero for every assignment;
+//! - when every partition has a previous owner, none can be aligned, and the owners'
+//!   assignment is already spread with loads within one, it is optimal for 3, 4 and 5 (all
+//!   kept), so it is kept as is.
+//!
+//! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
+//! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
+//! it). Elsewhere it would pass at most one unit from the topic pool to the member, so an
+//! edge topic pool → member of capacity 1 replaces it: the same flows, the same costs.
+//!
+//! *Complexity.* Classes: O(P log P). Network: V = classes + pools + needed (m,t) nodes +
+//! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
+//! breadth-first passes per phase (phases ≈ distinct marginal costs met, a few times the
+//! spread of loads) plus one augmenting path per extra unit: O(phases·E log V + P·depth).
+//! The closed forms are O(P + Σ_t |Sub(t)|).
 
 use super::classes::Classes;
 use super::components::{Component, components};
@@ -230,19 +242,52 @@ fn solve(
         topic_pool[lt] = next;
         next += 1;
     }
+    // (m,t) nodes exist only where needed: a subscriber with a floor to fill, or one that can
+    // be reached other than through the topic pool (owner edge, rack pool). Elsewhere f_t = 0
+    // and the node would only pass one unit from the topic pool to the member, so the topic
+    // pool links straight to the member with capacity 1.
+    let mut class_start = 0;
     let mut pair_base = Vec::with_capacity(n_topics);
-    for &t in &comp.topics {
+    let mut pair_members: Vec<Vec<u32>> = Vec::with_capacity(n_topics);
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        let subs = &problem.subscribers[t as usize];
+        let mut needed: Vec<u32> = if floor[lt] > 0 {
+            subs.clone()
+        } else {
+            let mut owners = Vec::new();
+            while class_start < ids.len() && classes.classes[ids[class_start]].topic == t {
+                owners.extend(classes.classes[ids[class_start]].owner);
+                class_start += 1;
+            }
+            if !rack_pool[lt].is_empty() {
+                owners.extend(
+                    subs.iter()
+                        .copied()
+                        .filter(|&m| classes.member_rack[m as usize].is_some()),
+                );
+            }
+            owners
+        };
+        while class_start < ids.len() && classes.classes[ids[class_start]].topic == t {
+            class_start += 1;
+        }
+        needed.sort_unstable();
+        needed.dedup();
         pair_base.push(next);
-        next += problem.subscribers[t as usize].len() as u32;
+        next += needed.len() as u32;
+        pair_members.push(needed);
     }
     let member_base = next;
     next += n_members as u32;
     let sink = next;
     let mut net = Network::new(sink as usize + 1);
 
+    // The (m,t) node, or the member node when the pair has none.
     let pair = |m: u32, lt: usize| -> u32 {
-        let pos = problem.subscribers[comp.topics[lt] as usize].partition_point(|&x| x < m);
-        pair_base[lt] + pos as u32
+        match pair_members[lt].binary_search(&m) {
+            Ok(pos) => pair_base[lt] + pos as u32,
+            Err(_) => member_base + local_member(m),
+        }
     };
 
     // Class edges, remembered for extraction.
@@ -302,15 +347,19 @@ fn solve(
     let mut base = vec![0i64; n_members];
     for (lt, &t) in comp.topics.iter().enumerate() {
         for &m in &problem.subscribers[t as usize] {
-            let node = pair(m, lt);
             let lm = local_member(m);
+            base[lm as usize] += i64::from(floor[lt]);
+            if extra[lt] > 0 {
+                degree[lm as usize] += 1;
+            }
+        }
+        for &m in &pair_members[lt] {
+            let node = pair(m, lt);
             if floor[lt] > 0 {
                 net.edge(node, sink, floor[lt] as i32, [-1, 0, 0, 0]);
             }
-            base[lm as usize] += i64::from(floor[lt]);
             if extra[lt] > 0 {
-                net.edge(node, member_base + lm, 1, [0; 4]);
-                degree[lm as usize] += 1;
+                net.edge(node, member_base + local_member(m), 1, [0; 4]);
             }
         }
     }
