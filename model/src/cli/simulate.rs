@@ -5,6 +5,7 @@
 //! script (the message names the line) or an event that cannot apply; 1 when the safety invariant
 //! broke, an `expect` failed or the group never settled.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,10 +40,12 @@ pub fn run(args: SimulateArgs) -> Result<ExitCode, Failure> {
         Ok(transcript) => transcript,
         Err(failure) => {
             // What happened up to the failure is the most useful context: print it first.
-            print!("{}", render(&failure.transcript));
+            emit(&render(&failure.transcript))?;
             let inapplicable = matches!(
                 failure.error.kind,
-                RunErrorKind::Inapplicable { .. } | RunErrorKind::UnknownAssignor(_)
+                RunErrorKind::Inapplicable { .. }
+                    | RunErrorKind::UnknownAssignor(_)
+                    | RunErrorKind::Cluster(_)
             );
             return Err(if inapplicable {
                 Failure::input(failure.error)
@@ -51,7 +54,18 @@ pub fn run(args: SimulateArgs) -> Result<ExitCode, Failure> {
             });
         }
     };
-    let out = render(&transcript);
-    print!("{out}");
+    emit(&render(&transcript))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes to stdout. A reader that went away (`rebalance simulate x.scn | head`) is not an
+/// error worth a panic: the rest of the output is simply not wanted.
+fn emit(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::input(format!("cannot write stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
 }

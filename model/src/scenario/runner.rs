@@ -99,7 +99,7 @@ pub enum RunErrorKind {
         /// What the members consumed after forming.
         found: String,
     },
-    /// The core's cluster refused an operation.
+    /// The core's cluster refused an event (the script's fault, like [`Self::Inapplicable`]).
     #[error("{0}")]
     Cluster(String),
 }
