@@ -349,3 +349,28 @@ fn wait_moves_the_clock_and_delivers_what_falls_due() {
     );
     assert_eq!(t.final_ownership[&id("A")], tps(&[0, 1]));
 }
+
+/// KAFKA-15693's fault leaves a lost partition unassigned with a zero delay; the fixed protocol
+/// assigns it in the same round.
+#[test]
+fn zero_delay_reassigns_at_once_unless_the_fault_withholds() {
+    let t = ok("deferred-zero-delay");
+    assert_eq!(t.rounds().count(), 1);
+    assert_eq!(t.final_ownership[&id("A")], tps(&[0, 3]));
+    let failure = run_named("fault-kafka-15693-zero-delay").expect_err("the fault withholds T-3");
+    assert!(
+        matches!(failure.error.kind, RunErrorKind::ExpectFailed { .. }),
+        "{}",
+        failure.error
+    );
+    let owned: BTreeSet<&TopicPartition> = failure
+        .transcript
+        .final_ownership
+        .values()
+        .flatten()
+        .collect();
+    assert!(
+        !owned.contains(&TopicPartition::new("T", 3)),
+        "T-3 is owned by nobody"
+    );
+}
