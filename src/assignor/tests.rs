@@ -400,3 +400,35 @@ fn large_topic_stays_linear() {
     let counts: Vec<usize> = ["A", "B", "C"].iter().map(|m| parts(&a, m).len()).collect();
     assert_eq!(counts, vec![349_526, 349_525, 349_525]);
 }
+
+#[test]
+fn uniform_v2_is_optimal_on_random_homogeneous_groups() {
+    // Homogeneous components take the closed forms or the solver with load quotas.
+    let mut rng = Rng(13);
+    for case in 0..300 {
+        let mut spec = random_spec(&mut rng, usize::MAX);
+        let subs = spec.members[0].subscriptions.clone();
+        for m in &mut spec.members {
+            m.subscriptions = subs.clone();
+        }
+        let problem = super::problem::Problem::new(&spec);
+        let combos = (0..problem.topics.len() as u32)
+            .map(|t| {
+                (problem.subscribers[t as usize].len().max(1) as f64)
+                    .powi(problem.partitions(t) as i32)
+            })
+            .product::<f64>();
+        if combos > 20_000.0 {
+            continue;
+        }
+        let a = UniformV2.assign(&spec).unwrap();
+        assert_eq!(
+            score(&spec, &a),
+            Some(brute_force(&spec)),
+            "case {case}: {}",
+            spec.to_json()
+        );
+        let again = UniformV2.assign(&feed_back(&spec, &a)).unwrap();
+        assert_eq!(a, again, "case {case}: fixed point");
+    }
+}

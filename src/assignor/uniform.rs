@@ -100,7 +100,7 @@ impl Assignor for UniformV2 {
             if homogeneous && plain {
                 round_robin(&problem, &comp, &mut lists);
             } else if !(homogeneous && keep_all(&problem, &classes, &comp, &ids, &mut lists)) {
-                solve(&problem, &classes, &comp, &ids, &mut lists);
+                solve(&problem, &classes, &comp, &ids, homogeneous, &mut lists);
             }
         }
         Ok(problem.assignment(lists))
@@ -201,6 +201,7 @@ fn solve(
     classes: &Classes,
     comp: &Component,
     ids: &[usize],
+    homogeneous: bool,
     lists: &mut [Vec<(u32, i32)>],
 ) {
     let n_topics = comp.topics.len();
@@ -363,9 +364,30 @@ fn solve(
             }
         }
     }
+    // In a homogeneous component every balance-optimal assignment gives each member at least
+    // q = ⌊N/n⌋ partitions. Units of load up to q are then as mandatory as the floors: they
+    // get the floors' cost, and the convex costs start above q. Among the flows that fill
+    // them (which include every optimum) the costs differ by a constant only, so the optima
+    // are the same; the solver just skips one phase per load level below q.
+    let total: u64 = comp
+        .topics
+        .iter()
+        .map(|&t| u64::from(problem.partitions(t)))
+        .sum();
+    let quota = total / n_members as u64;
     for lm in 0..n_members {
-        if degree[lm] > 0 {
-            net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]);
+        let mut from = base[lm];
+        let mut cap = degree[lm];
+        if homogeneous {
+            let must = (quota as i64 - base[lm]).clamp(0, i64::from(cap)) as i32;
+            if must > 0 {
+                net.edge(member_base + lm as u32, sink, must, [-1, 0, 0, 0]);
+                from += i64::from(must);
+                cap -= must;
+            }
+        }
+        if cap > 0 {
+            net.convex_edge(member_base + lm as u32, sink, cap, from);
         }
     }
 
