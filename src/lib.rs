@@ -18,3 +18,8 @@ pub use assignor::{
     Assignment, Assignor, GroupSpec, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
 };
 pub use ids::{CoordinatorEpoch, Generation, MemberId, TopicPartition};
+pub use protocol::{
+    AssignorRef, Cluster, ClusterError, Coordinator, CoordinatorConfig, CoordinatorTimer,
+    ErrorCode, GroupRecord, GroupState, Member, MemberConfig, MemberEvent, MemberState,
+    MemberTimer, RebalanceProtocol, Request, Response, RoundLog,
+};
