@@ -302,7 +302,9 @@ fn default_max_generation() -> i32 {
 pub enum Preset {
     /// Seconds: 2 members, 1 topic of 2 partitions, 1 disruption.
     Quick,
-    /// CI (exhaustive, every protocol): 3 members, 3 partitions, 2 disruptions incl. failover.
+    /// The brief's CI size: 3 members, 3 partitions, 2 disruptions of every kind (failover
+    /// included). Measured: more than 2.5 M unique states for eager alone after 10 minutes on
+    /// a loaded 2-core machine, so it does not fit a 15-minute CI budget yet; CI runs `quick`.
     Ci,
     /// For manual runs: 3 members, 4 partitions, 3 disruptions.
     Deep,
