@@ -1,4 +1,35 @@
 //! `rebalance-model`: the stateright model of the rebalance protocol, wrapping the core's real
-//! coordinator and member state machines as actors.
+//! coordinator and member state machines (`rebalance::protocol`), and the checker around it.
+//!
+//! - [`config`]: what to check ([`ModelConfig`], presets) and the timing [`Rules`].
+//! - [`model`]: the [`RebalanceModel`] (a custom `stateright::Model`) and its [`state`].
+//! - [`properties`]: every property, defined once.
+//! - [`liveness`]: the explicit-graph liveness check (fair bottom SCCs).
+//! - [`checker`]: runs a check (DFS, BFS or seeded random walks) and replays what it finds.
+//! - [`regression`]: counterexample files and their replay.
+//! - [`simulate`]: the seeded, shardable random walker.
+//! - [`scenario`]: scenario scripts run through the core's `Cluster` (`rebalance simulate`).
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod assignor;
+pub mod checker;
+pub mod config;
+pub mod liveness;
+pub mod model;
+pub mod network;
+pub mod properties;
+pub mod regression;
 pub mod scenario;
+pub mod simulate;
+pub mod state;
+pub mod timeline;
+
+pub use checker::{CheckOptions, CheckReport, Progress, PropertyReport, Strategy, check};
+pub use config::{
+    ConfigError, DisruptionKind, ModelConfig, NetworkKind, Preset, ProtocolKind, Rules,
+};
+pub use model::{NOW_MS, RebalanceModel};
+pub use regression::{Expect, LIVENESS, Regression, ReplayError, Trace};
+pub use state::{Action, Disruption, ModelState};

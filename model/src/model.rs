@@ -1,0 +1,734 @@
+//! The stateright model: the core's real coordinator and members, a network, a durable log, and
+//! an environment that delivers messages, fires armed timers and injects disruptions.
+//!
+//! # Why a custom `Model` rather than stateright's `ActorModel`
+//!
+//! The core is sans-IO (inputs in, `poll_*` outputs out), not stateright actors; failover must
+//! swap the coordinator for a *new* epoch recovered from a durable log while messages to and
+//! from the old one stay in flight; the timing rules need to look across actors (a coordinator
+//! timer may fire only once the member it evicts has stopped); and disruptions need a budget.
+//! A hand-written [`Model`] says all of that directly and keeps every action serialisable for
+//! regression files.
+//!
+//! # Time
+//!
+//! The clock is the constant [`NOW_MS`]: a timer's deadline is always `NOW_MS + timeout`, so
+//! re-arming gives an equal state and the state space stays finite. Which armed timer fires
+//! next is the model's nondeterministic choice, restricted only by the timing [`Rules`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rebalance::protocol::embedded::{AssignmentFormat, decode_assignment};
+use rebalance::protocol::{
+    AssignorRef, Coordinator, CoordinatorConfig, CoordinatorTimer, ErrorCode, Fault, FaultSet,
+    GroupRecord, GroupState, LoadedGroup, Member, MemberConfig, MemberEvent, MemberTimer,
+    RebalanceProtocol, Request, Response,
+};
+use rebalance::{CoordinatorEpoch, MemberId, TopicPartition};
+use stateright::{Model, Property};
+
+use crate::config::{ConfigError, DisruptionKind, ModelConfig, NetworkKind, ProtocolKind, Rules};
+use crate::network::{Direction, Network, Payload};
+use crate::state::{
+    Action, CoordTimer, Disruption, MemTimer, ModelState, Slot, SlotStatus, core_member_timer,
+    member_id, model_member_timer, note,
+};
+
+/// The model's constant clock.
+pub const NOW_MS: u64 = 1_000_000;
+/// Members' session timeout.
+pub const SESSION_TIMEOUT_MS: u64 = 10_000;
+/// Members' rebalance timeout.
+pub const REBALANCE_TIMEOUT_MS: u64 = 30_000;
+/// Members' heartbeat interval.
+pub const HEARTBEAT_INTERVAL_MS: u64 = 3_000;
+
+/// The rebalance model for one configuration.
+#[derive(Clone, Debug)]
+pub struct RebalanceModel {
+    /// The configuration it was built from.
+    pub config: ModelConfig,
+    faults: FaultSet,
+    topic_names: Vec<String>,
+    assignor: AssignorRef,
+}
+
+/// Parses a fault name: the variant name (`TrustAllClaims`), its kebab-case form
+/// (`trust-all-claims`) or its Kafka issue key (`KAFKA-7026`).
+///
+/// # Errors
+/// [`ConfigError::Unknown`] for anything else.
+pub fn parse_fault(name: &str) -> Result<Fault, ConfigError> {
+    Fault::ALL
+        .into_iter()
+        .find(|f| {
+            let variant = format!("{f:?}");
+            variant == name || kebab(&variant) == name || f.issue().eq_ignore_ascii_case(name)
+        })
+        .ok_or_else(|| ConfigError::Unknown {
+            what: "fault",
+            value: name.to_owned(),
+            expected: "a rebalance::protocol::Fault variant, in kebab-case, or its KAFKA-nnnn key",
+        })
+}
+
+fn kebab(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Compacts a durable log to the shortest log that replays to the same group: the latest
+/// generation (or empty) record, its assignment if persisted, and the latest offset of each
+/// partition. Keeps the log (and so the state space) bounded.
+#[must_use]
+pub fn compact_log(log: &[GroupRecord]) -> Vec<GroupRecord> {
+    let loaded = LoadedGroup::replay(log);
+    let mut out = Vec::new();
+    if let Some(last) = log.iter().rev().find(|r| {
+        matches!(
+            r,
+            GroupRecord::Generation { .. } | GroupRecord::Empty { .. }
+        )
+    }) {
+        out.push(last.clone());
+        if let Some(assignment) = loaded.assignment {
+            out.push(GroupRecord::Assignment {
+                generation: loaded.generation,
+                assignment,
+            });
+        }
+    }
+    for (partition, offset) in loaded.offsets {
+        out.push(GroupRecord::Offset { partition, offset });
+    }
+    out
+}
+
+impl RebalanceModel {
+    /// Builds the model. Prefer [`ModelConfig::into_model`].
+    ///
+    /// # Errors
+    /// [`ConfigError::Unknown`] for an unknown fault or assignor name.
+    pub fn new(config: ModelConfig) -> Result<RebalanceModel, ConfigError> {
+        let mut faults = FaultSet::none();
+        for name in &config.faults {
+            faults.insert(parse_fault(name)?);
+        }
+        let assignor = crate::assignor::assignor_by_name(&config.assignor).ok_or_else(|| {
+            ConfigError::Unknown {
+                what: "assignor",
+                value: config.assignor.clone(),
+                expected: crate::assignor::ASSIGNORS,
+            }
+        })?;
+        let topic_names = (0..config.topics).map(|t| format!("t{t}")).collect();
+        Ok(RebalanceModel {
+            config,
+            faults,
+            topic_names,
+            assignor,
+        })
+    }
+
+    /// The topic names with their partition counts (every member's metadata).
+    #[must_use]
+    pub fn metadata(&self) -> BTreeMap<String, u32> {
+        self.topic_names
+            .iter()
+            .map(|t| (t.clone(), self.config.partitions))
+            .collect()
+    }
+
+    /// The topic names selected by a bitmask.
+    #[must_use]
+    pub fn topics_of(&self, mask: u8) -> BTreeSet<String> {
+        self.topic_names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(_, t)| t.clone())
+            .collect()
+    }
+
+    /// The encoding the leader uses for assignments under the configured protocol.
+    #[must_use]
+    pub fn assignment_format(&self) -> AssignmentFormat {
+        match self.config.protocol {
+            ProtocolKind::Eager => AssignmentFormat::Eager,
+            ProtocolKind::Cooperative => AssignmentFormat::CooperativeV0,
+            ProtocolKind::Deferred | ProtocolKind::Incremental => AssignmentFormat::CooperativeV1,
+        }
+    }
+
+    fn protocol(&self) -> RebalanceProtocol {
+        let delay_ms = u32::try_from(self.config.delay_ms).unwrap_or(u32::MAX);
+        match self.config.protocol {
+            ProtocolKind::Eager => RebalanceProtocol::Eager,
+            ProtocolKind::Cooperative => RebalanceProtocol::SimpleCooperative,
+            ProtocolKind::Deferred => RebalanceProtocol::Deferred { delay_ms },
+            ProtocolKind::Incremental => RebalanceProtocol::Incremental {
+                delay_ms,
+                max_moves: self.config.max_moves,
+            },
+        }
+    }
+
+    fn coordinator_config(&self) -> CoordinatorConfig {
+        CoordinatorConfig {
+            faults: self.faults.clone(),
+            ..CoordinatorConfig::default()
+        }
+    }
+
+    fn new_member(&self, slot: usize, incarnation: u8, topics: u8) -> Member {
+        let mut config = MemberConfig::new(
+            member_id(slot, incarnation),
+            self.topics_of(topics),
+            self.protocol(),
+            self.assignor.clone(),
+        );
+        config.session_timeout_ms = SESSION_TIMEOUT_MS;
+        config.rebalance_timeout_ms = REBALANCE_TIMEOUT_MS;
+        config.heartbeat_interval_ms = HEARTBEAT_INTERVAL_MS;
+        config.faults = self.faults.clone();
+        let mut member = Member::new(config);
+        member.handle_metadata(NOW_MS, self.metadata());
+        member.start(NOW_MS);
+        member
+    }
+
+    /// The id of the member running in `slot` (whatever its status).
+    #[must_use]
+    pub fn slot_member_id(state: &ModelState, slot: usize) -> MemberId {
+        member_id(slot, state.slots[slot].incarnation)
+    }
+
+    /// Whether the coordinator holds a request of this member (a JoinGroup in the join phase,
+    /// a SyncGroup in the sync phase) that it will answer later.
+    #[must_use]
+    pub fn held(state: &ModelState, id: &MemberId) -> bool {
+        match state.coordinator.state() {
+            GroupState::PreparingRebalance { joined } => joined.contains(id),
+            GroupState::AwaitingSync { synced } => synced.contains(id),
+            _ => false,
+        }
+    }
+
+    /// Whether the member in `slot` can only wait: it is cut off, or nothing of its is in
+    /// flight or held and no timer but its own timeouts is armed. Real time then passes for
+    /// it, so its own session and rebalance timeouts may fire.
+    #[must_use]
+    pub fn waiting_forever(state: &ModelState, slot: usize) -> bool {
+        let s = &state.slots[slot];
+        let Some(member) = s.running() else {
+            return false;
+        };
+        if s.status == SlotStatus::Isolated {
+            return true;
+        }
+        let id = Self::slot_member_id(state, slot);
+        !state.network.has_traffic(&id)
+            && !Self::held(state, &id)
+            && member
+                .timers()
+                .all(|(t, _)| matches!(t, MemberTimer::Session | MemberTimer::Rebalance))
+    }
+
+    /// Whether the coordinator may drop this member (session expiry, join or sync timeout)
+    /// under the `evict_only_stopped` rule: its process is gone, or it can only wait and its
+    /// own session/rebalance timers (shorter than the coordinator's view of its session) have
+    /// already fired.
+    #[must_use]
+    pub fn expirable(state: &ModelState, id: &MemberId) -> bool {
+        let Some(slot) = state.slot_of(id) else {
+            return true;
+        };
+        let Some(member) = state.slots[slot].running() else {
+            return true;
+        };
+        Self::waiting_forever(state, slot)
+            && member
+                .timers()
+                .all(|(t, _)| !matches!(t, MemberTimer::Session | MemberTimer::Rebalance))
+    }
+
+    fn coordinator_timer_allowed(&self, state: &ModelState, timer: &CoordinatorTimer) -> bool {
+        if !self.config.rules.evict_only_stopped || *timer == CoordinatorTimer::Load {
+            return true;
+        }
+        let mut probe = state.coordinator.clone();
+        probe.handle_timer(NOW_MS, timer.clone());
+        state
+            .coordinator
+            .members()
+            .keys()
+            .filter(|id| !probe.members().contains_key(*id))
+            .all(|id| Self::expirable(state, id))
+    }
+
+    fn member_timer_allowed(&self, state: &ModelState, slot: usize, timer: MemTimer) -> bool {
+        let rules: Rules = self.config.rules;
+        match timer {
+            MemTimer::Session | MemTimer::Rebalance => {
+                !rules.member_timeouts_only_when_cut_off || Self::waiting_forever(state, slot)
+            }
+            MemTimer::Heartbeat | MemTimer::Retry => {
+                let id = Self::slot_member_id(state, slot);
+                !rules.resend_not_while_pending
+                    || (!state.network.has_traffic(&id) && !Self::held(state, &id))
+            }
+            MemTimer::ScheduledRejoin => true,
+        }
+    }
+
+    fn disruptions(&self, state: &ModelState, out: &mut Vec<Action>) {
+        if state.disruptions_used >= self.config.disruptions {
+            return;
+        }
+        let kinds = &self.config.kinds;
+        let on = |k| kinds.contains(&k);
+        if on(DisruptionKind::Join)
+            && let Some(slot) = state
+                .slots
+                .iter()
+                .position(|s| s.status == SlotStatus::Unstarted)
+        {
+            out.push(Action::Disrupt(Disruption::Join(slot)));
+        }
+        for (slot, s) in state.slots.iter().enumerate() {
+            if s.status != SlotStatus::Live {
+                continue;
+            }
+            if on(DisruptionKind::Leave) {
+                out.push(Action::Disrupt(Disruption::Leave(slot)));
+            }
+            if on(DisruptionKind::Crash) {
+                out.push(Action::Disrupt(Disruption::Crash(slot)));
+            }
+            if on(DisruptionKind::Bounce) {
+                out.push(Action::Disrupt(Disruption::Bounce(slot)));
+            }
+            if on(DisruptionKind::Isolate) {
+                out.push(Action::Disrupt(Disruption::Isolate(slot)));
+            }
+            if on(DisruptionKind::Subscribe) {
+                out.push(Action::Disrupt(Disruption::Subscribe(slot)));
+            }
+        }
+        if on(DisruptionKind::Leader)
+            && matches!(
+                state.coordinator.state(),
+                GroupState::PreparingRebalance { .. } | GroupState::AwaitingSync { .. }
+            )
+            && let Some(leader) = state.coordinator.leader()
+            && let Some(slot) = state.slot_of(leader)
+            && state.slots[slot].status == SlotStatus::Live
+        {
+            out.push(Action::Disrupt(Disruption::LeaderLeaves(slot)));
+        }
+        if on(DisruptionKind::Failover) {
+            out.push(Action::Disrupt(Disruption::Failover));
+        }
+    }
+
+    /// Drains every output of the coordinator and the running members into the log and the
+    /// network, recording events in the step notes.
+    fn pump(&self, state: &mut ModelState) {
+        let mut persisted = false;
+        while let Some(record) = state.coordinator.poll_persist() {
+            state.log.push(record);
+            persisted = true;
+        }
+        if persisted {
+            state.log = compact_log(&state.log);
+        }
+        while let Some((to, response)) = state.coordinator.poll_transmit() {
+            let connected = state
+                .slot_of(&to)
+                .is_some_and(|s| state.slots[s].status == SlotStatus::Live);
+            if connected {
+                state
+                    .network
+                    .send((to, Direction::ToMember), Payload::Response(response));
+            }
+        }
+        for slot in 0..state.slots.len() {
+            let id = Self::slot_member_id(state, slot);
+            let s = &mut state.slots[slot];
+            let connected = s.status == SlotStatus::Live;
+            let Some(member) = s.member.as_mut() else {
+                continue;
+            };
+            while let Some(request) = member.poll_transmit() {
+                if connected {
+                    state.network.send(
+                        (id.clone(), Direction::ToCoordinator),
+                        Payload::Request(request),
+                    );
+                }
+            }
+            while let Some(event) = member.poll_event() {
+                if let MemberEvent::RebalanceRound(round) = event
+                    && round.delay_ms > 0
+                {
+                    state.note |= note::DEFERRED_DELAY;
+                }
+            }
+            if let Some(before) = &s.bounced_from
+                && before.is_subset(member.consuming())
+            {
+                if !before.is_empty() {
+                    state.note |= note::BOUNCE_REGAINED;
+                }
+                s.bounced_from = None;
+            }
+        }
+    }
+
+    /// Checks an accepted offset commit: the committing generation must be the group's, the
+    /// member one of its members, the partition the member's in the stored assignment (assigned
+    /// or being revoked) when the group is stable, and no other running member may consume it.
+    fn commit_from_owner(
+        &self,
+        state: &ModelState,
+        from: &MemberId,
+        generation: rebalance::Generation,
+        partition: &TopicPartition,
+    ) -> bool {
+        let c = &state.coordinator;
+        if generation != c.generation() || !c.members().contains_key(from) {
+            return false;
+        }
+        if let Some(assignment) = c.assignment() {
+            let owns = assignment
+                .get(from)
+                .and_then(|bytes| decode_assignment(bytes, self.assignment_format()).ok())
+                .is_some_and(|a| a.assigned.contains(partition) || a.revoked.contains(partition));
+            if !owns {
+                return false;
+            }
+        }
+        state.running().all(|(slot, m)| {
+            Self::slot_member_id(state, slot) == *from || !m.consuming().contains(partition)
+        })
+    }
+
+    fn deliver(&self, state: &mut ModelState, member: MemberId, direction: Direction, p: Payload) {
+        match (direction, p) {
+            (Direction::ToCoordinator, Payload::Request(request)) => {
+                let commit = match &request {
+                    Request::OffsetCommit {
+                        generation,
+                        partition,
+                        ..
+                    } => Some((*generation, partition.clone())),
+                    _ => None,
+                };
+                state
+                    .coordinator
+                    .handle_request(NOW_MS, member.clone(), request);
+                if let Some((generation, partition)) = commit {
+                    // Peek at the answer without consuming it: the pump sends it.
+                    let mut probe = state.coordinator.clone();
+                    let mut accepted = false;
+                    while let Some((to, r)) = probe.poll_transmit() {
+                        if to == member
+                            && let Response::OffsetCommit {
+                                partition: p,
+                                result: Ok(()),
+                                ..
+                            } = &r
+                            && *p == partition
+                        {
+                            accepted = true;
+                        }
+                    }
+                    if accepted {
+                        state.note |= note::COMMIT_ACCEPTED;
+                        if !self.commit_from_owner(state, &member, generation, &partition) {
+                            state.note |= note::COMMIT_FROM_NON_OWNER;
+                        }
+                    }
+                }
+            }
+            (Direction::ToMember, Payload::Response(response)) => {
+                if let Some(slot) = state.slot_of(&member)
+                    && state.slots[slot].status == SlotStatus::Live
+                    && let Some(m) = state.slots[slot].member.as_mut()
+                {
+                    m.handle_response(NOW_MS, response);
+                }
+            }
+            // A payload never travels the wrong way; nothing to do.
+            _ => {}
+        }
+    }
+
+    fn disrupt(&self, state: &mut ModelState, disruption: &Disruption) {
+        state.disruptions_used += 1;
+        state.note |= u32::from(disruption.kind().bit());
+        match *disruption {
+            Disruption::Join(slot) => {
+                let s = &mut state.slots[slot];
+                s.status = SlotStatus::Live;
+                s.member = Some(self.new_member(slot, s.incarnation, s.topics));
+            }
+            Disruption::Leave(slot) | Disruption::LeaderLeaves(slot) => {
+                if let Some(m) = state.slots[slot].member.as_mut() {
+                    m.leave(NOW_MS);
+                }
+                self.pump(state);
+                let id = Self::slot_member_id(state, slot);
+                state.network.purge(&(id, Direction::ToMember));
+                let s = &mut state.slots[slot];
+                s.status = SlotStatus::Left;
+                s.member = None;
+            }
+            Disruption::Crash(slot) => {
+                let id = Self::slot_member_id(state, slot);
+                state.network.purge(&(id, Direction::ToMember));
+                let s = &mut state.slots[slot];
+                s.status = SlotStatus::Crashed;
+                s.member = None;
+            }
+            Disruption::Bounce(slot) => {
+                let id = Self::slot_member_id(state, slot);
+                state.network.purge(&(id, Direction::ToMember));
+                let s = &mut state.slots[slot];
+                let before = s
+                    .member
+                    .as_ref()
+                    .map(|m| m.consuming().clone())
+                    .unwrap_or_default();
+                s.incarnation += 1;
+                s.bounced_from = Some(before);
+                s.member = Some(self.new_member(slot, s.incarnation, s.topics));
+            }
+            Disruption::Isolate(slot) => {
+                let id = Self::slot_member_id(state, slot);
+                state.network.purge(&(id.clone(), Direction::ToMember));
+                state.network.purge(&(id, Direction::ToCoordinator));
+                state.slots[slot].status = SlotStatus::Isolated;
+            }
+            Disruption::Failover => {
+                if matches!(
+                    state.coordinator.state(),
+                    GroupState::PreparingRebalance { .. } | GroupState::AwaitingSync { .. }
+                ) {
+                    state.note |= note::FAILOVER_MID_REBALANCE;
+                }
+                // The crash closes the old coordinator's connections: a member whose JoinGroup
+                // or SyncGroup it was holding sees the disconnect, which a client reports as
+                // NotCoordinator from that epoch (and then looks for the coordinator again).
+                let old = &state.coordinator;
+                let (old_epoch, old_generation) = (old.epoch(), old.generation());
+                let disconnected: Vec<(MemberId, Response)> = match old.state() {
+                    GroupState::PreparingRebalance { joined } => joined
+                        .iter()
+                        .map(|m| {
+                            let r = Response::JoinGroup {
+                                epoch: old_epoch,
+                                result: Err(ErrorCode::NotCoordinator),
+                            };
+                            (m.clone(), r)
+                        })
+                        .collect(),
+                    GroupState::AwaitingSync { synced } => synced
+                        .iter()
+                        .map(|m| {
+                            let r = Response::SyncGroup {
+                                epoch: old_epoch,
+                                generation: old_generation,
+                                result: Err(ErrorCode::NotCoordinator),
+                            };
+                            (m.clone(), r)
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for (m, r) in disconnected {
+                    if state
+                        .slot_of(&m)
+                        .is_some_and(|s| state.slots[s].status == SlotStatus::Live)
+                    {
+                        state
+                            .network
+                            .send((m, Direction::ToMember), Payload::Response(r));
+                    }
+                }
+                let epoch = CoordinatorEpoch(old_epoch.0 + 1);
+                state.coordinator =
+                    Coordinator::recover(epoch, self.coordinator_config(), &state.log, NOW_MS);
+            }
+            Disruption::Subscribe(slot) => {
+                let last = 1u8 << (self.config.topics - 1);
+                let s = &mut state.slots[slot];
+                s.topics ^= last;
+                let topics = self.topics_of(s.topics);
+                if let Some(m) = s.member.as_mut() {
+                    m.subscribe(NOW_MS, topics);
+                }
+            }
+        }
+    }
+}
+
+impl Model for RebalanceModel {
+    type State = ModelState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<ModelState> {
+        let all_topics = ((1u16 << self.config.topics) - 1) as u8;
+        let joins = if self.config.kinds.contains(&DisruptionKind::Join) {
+            usize::from(self.config.disruptions)
+        } else {
+            0
+        };
+        let slots = (0..self.config.members + joins)
+            .map(|slot| {
+                let started = slot < self.config.members;
+                Slot {
+                    status: if started {
+                        SlotStatus::Live
+                    } else {
+                        SlotStatus::Unstarted
+                    },
+                    incarnation: 0,
+                    member: started.then(|| self.new_member(slot, 0, all_topics)),
+                    topics: all_topics,
+                    bounced_from: None,
+                }
+            })
+            .collect();
+        let mut state = ModelState {
+            coordinator: Coordinator::new(CoordinatorEpoch(1), self.coordinator_config()),
+            log: Vec::new(),
+            slots,
+            network: Network::new(self.config.network != NetworkKind::Unordered),
+            disruptions_used: 0,
+            network_faults_used: 0,
+            max_generation: rebalance::Generation(0),
+            note: 0,
+        };
+        self.pump(&mut state);
+        state.note = 0;
+        vec![state]
+    }
+
+    fn actions(&self, state: &ModelState, actions: &mut Vec<Action>) {
+        let network_faults = state.network_faults_used < self.config.network_faults;
+        for ((member, direction), index, _) in state.network.deliverable() {
+            let (member, direction) = (member.clone(), *direction);
+            actions.push(Action::Deliver {
+                member: member.clone(),
+                direction,
+                index,
+            });
+            if network_faults && self.config.network == NetworkKind::Lossy {
+                actions.push(Action::Drop {
+                    member: member.clone(),
+                    direction,
+                    index,
+                });
+            }
+            if network_faults && self.config.network == NetworkKind::Duplicating {
+                actions.push(Action::Duplicate {
+                    member,
+                    direction,
+                    index,
+                });
+            }
+        }
+        for (timer, _) in state.coordinator.timers() {
+            if self.coordinator_timer_allowed(state, &timer) {
+                actions.push(Action::CoordinatorTimer(CoordTimer::from(&timer)));
+            }
+        }
+        for (slot, member) in state.running() {
+            for (timer, _) in member.timers() {
+                let timer = model_member_timer(&timer);
+                if self.member_timer_allowed(state, slot, timer) {
+                    actions.push(Action::MemberTimer { slot, timer });
+                }
+            }
+        }
+        self.disruptions(state, actions);
+    }
+
+    fn next_state(&self, last: &ModelState, action: Action) -> Option<ModelState> {
+        let mut state = last.clone();
+        state.note = 0;
+        match &action {
+            Action::Deliver {
+                member,
+                direction,
+                index,
+            } => {
+                let channel = (member.clone(), *direction);
+                let payload = state.network.take(&channel, *index)?;
+                self.deliver(&mut state, member.clone(), *direction, payload);
+            }
+            Action::Drop {
+                member,
+                direction,
+                index,
+            } => {
+                state.network.take(&(member.clone(), *direction), *index)?;
+                state.network_faults_used += 1;
+            }
+            Action::Duplicate {
+                member,
+                direction,
+                index,
+            } => {
+                let payload = state
+                    .network
+                    .get(&(member.clone(), *direction), *index)?
+                    .clone();
+                state.network_faults_used += 1;
+                self.deliver(&mut state, member.clone(), *direction, payload);
+            }
+            Action::CoordinatorTimer(timer) => {
+                let loading = matches!(state.coordinator.state(), GroupState::Loading { .. });
+                state
+                    .coordinator
+                    .handle_timer(NOW_MS, CoordinatorTimer::from(timer));
+                if loading && state.coordinator.generation().0 >= 1 {
+                    state.note |= note::GENERATION_SURVIVED_FAILOVER;
+                }
+            }
+            Action::MemberTimer { slot, timer } => {
+                let m = state.slots.get_mut(*slot)?.member.as_mut()?;
+                m.handle_timer(NOW_MS, core_member_timer(*timer));
+            }
+            Action::Disrupt(d) => self.disrupt(&mut state, d),
+        }
+        self.pump(&mut state);
+        let generation = state.coordinator.generation();
+        if generation < state.max_generation {
+            state.note |= note::GENERATION_BACK;
+        }
+        state.max_generation = state.max_generation.max(generation);
+        Some(state)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        crate::properties::properties(self)
+    }
+
+    fn within_boundary(&self, state: &ModelState) -> bool {
+        state.disruptions_used <= self.config.disruptions
+            && state.network_faults_used <= self.config.network_faults
+            && state.max_generation.0 <= self.config.max_generation
+    }
+}
