@@ -208,6 +208,9 @@ pub struct Rules {
     /// knows has rejoined or has stopped (see `evict_only_stopped`): the join phase waits for
     /// connected members.
     pub join_waits_for_connected: bool,
+    /// A member cut off from the coordinator (an `isolate` disruption) stays cut off. With the
+    /// rule off it may reconnect later, at the cost of another disruption of the budget.
+    pub isolation_permanent: bool,
 }
 
 impl Default for Rules {
@@ -217,17 +220,19 @@ impl Default for Rules {
             member_timeouts_only_when_cut_off: true,
             heartbeat_not_while_pending: true,
             join_waits_for_connected: true,
+            isolation_permanent: true,
         }
     }
 }
 
 impl Rules {
     /// The rules' names, as `--rule-off NAME` spells them.
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 5] = [
         "evict-only-stopped",
         "member-timeouts-only-when-cut-off",
         "heartbeat-not-while-pending",
         "join-waits-for-connected",
+        "isolation-permanent",
     ];
 
     /// Switches the named rule off.
@@ -240,12 +245,14 @@ impl Rules {
             "member-timeouts-only-when-cut-off" => self.member_timeouts_only_when_cut_off = false,
             "heartbeat-not-while-pending" => self.heartbeat_not_while_pending = false,
             "join-waits-for-connected" => self.join_waits_for_connected = false,
+            "isolation-permanent" => self.isolation_permanent = false,
             _ => {
                 return Err(ConfigError::Unknown {
                     what: "rule",
                     value: name.to_owned(),
                     expected: "evict-only-stopped, member-timeouts-only-when-cut-off, \
-                               heartbeat-not-while-pending, join-waits-for-connected",
+                               heartbeat-not-while-pending, join-waits-for-connected, \
+                               isolation-permanent",
                 });
             }
         }

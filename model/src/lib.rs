@@ -8,6 +8,7 @@
 //! - [`checker`]: runs a check (DFS, BFS or seeded random walks) and replays what it finds.
 //! - [`regression`]: counterexample files and their replay.
 //! - [`simulate`]: the seeded, shardable random walker.
+//! - [`faults`]: the catalogue of known Kafka rebalancing bugs the checker must find.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -15,6 +16,7 @@
 pub mod assignor;
 pub mod checker;
 pub mod config;
+pub mod faults;
 pub mod liveness;
 pub mod model;
 pub mod network;

@@ -282,12 +282,12 @@ impl RebalanceModel {
             MemTimer::Session | MemTimer::Rebalance => {
                 !rules.member_timeouts_only_when_cut_off || Self::waiting_forever(state, slot)
             }
-            MemTimer::Heartbeat => {
+            MemTimer::Heartbeat | MemTimer::Retry => {
                 let id = Self::slot_member_id(state, slot);
                 !rules.heartbeat_not_while_pending
                     || (!state.network.has_traffic(&id) && !Self::held(state, &id))
             }
-            MemTimer::ScheduledRejoin | MemTimer::Retry => true,
+            MemTimer::ScheduledRejoin => true,
         }
     }
 
@@ -323,6 +323,13 @@ impl RebalanceModel {
             }
             if on(DisruptionKind::Subscribe) {
                 out.push(Action::Disrupt(Disruption::Subscribe(slot)));
+            }
+        }
+        if on(DisruptionKind::Isolate) && !self.config.rules.isolation_permanent {
+            for (slot, s) in state.slots.iter().enumerate() {
+                if s.status == SlotStatus::Isolated {
+                    out.push(Action::Disrupt(Disruption::Reconnect(slot)));
+                }
             }
         }
         if on(DisruptionKind::Leader)
@@ -519,6 +526,10 @@ impl RebalanceModel {
                 state.network.purge(&(id, Direction::ToCoordinator));
                 state.slots[slot].status = SlotStatus::Isolated;
             }
+            Disruption::Reconnect(slot) => {
+                // From now on its requests reach the coordinator and responses reach it again.
+                state.slots[slot].status = SlotStatus::Live;
+            }
             Disruption::Failover => {
                 if matches!(
                     state.coordinator.state(),
@@ -674,6 +685,13 @@ impl Model for RebalanceModel {
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }
         self.pump(&mut state);
+        let (lost, lost_in_stable) = crate::properties::lost_assignments(last, &state);
+        if lost {
+            state.note |= note::ASSIGNMENT_LOST;
+        }
+        if lost_in_stable {
+            state.note |= note::ASSIGNMENT_LOST_IN_STABLE_GENERATION;
+        }
         let generation = state.coordinator.generation();
         if generation < state.max_generation {
             state.note |= note::GENERATION_BACK;
