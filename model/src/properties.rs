@@ -156,7 +156,12 @@ pub fn lost_assignments(before: &ModelState, after: &ModelState) -> (bool, bool)
 fn assigned_counts(model: &RebalanceModel, state: &ModelState) -> BTreeMap<TopicPartition, usize> {
     let mut out = BTreeMap::new();
     let format = model.assignment_format();
-    for bytes in state.coordinator.assignment().into_iter().flat_map(|a| a.values()) {
+    for bytes in state
+        .coordinator
+        .assignment()
+        .into_iter()
+        .flat_map(|a| a.values())
+    {
         if bytes.is_empty() {
             continue;
         }

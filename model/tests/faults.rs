@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use rebalance::protocol::Fault;
 use rebalance_model::faults::{self, CATALOGUE, CatalogueEntry, Expectation, fault_name};
 use rebalance_model::properties;
-use rebalance_model::regression::{LIVENESS, LIVENESS_REPLAY_LIMIT, replay_actions, violated_at_end};
+use rebalance_model::regression::{LIVENESS, LIVENESS_REPLAY_LIMIT, violated_at_end};
 use rebalance_model::{Action, Expect, ModelState, RebalanceModel, Regression, liveness};
 use stateright::Model;
 
@@ -54,7 +54,11 @@ fn violated_along(model: &RebalanceModel, property: &str, states: &[ModelState])
         .expect("liveness re-check within its state limit");
     }
     let p = properties::by_name(model, property).expect("the property exists");
-    assert_eq!(p.expectation, stateright::Expectation::Always, "{property} is an always");
+    assert_eq!(
+        p.expectation,
+        stateright::Expectation::Always,
+        "{property} is an always"
+    );
     states.iter().any(|s| !(p.condition)(model, s))
 }
 
@@ -67,7 +71,10 @@ fn catalogue_ids_are_unique_and_every_core_fault_is_catalogued() {
         .flat_map(|e| e.faults.iter().copied())
         .collect();
     for fault in Fault::ALL {
-        assert!(switched.contains(&fault), "{fault:?} has no catalogue entry");
+        assert!(
+            switched.contains(&fault),
+            "{fault:?} has no catalogue entry"
+        );
     }
     for e in &CATALOGUE {
         assert!(
@@ -76,9 +83,18 @@ fn catalogue_ids_are_unique_and_every_core_fault_is_catalogued() {
             e.id
         );
         // Each entry's switches must be accepted by the model as they are.
-        e.with_fault().into_model().expect("finding configuration with the fault");
-        e.baseline().into_model().expect("finding configuration without the fault");
-        assert_ne!(e.with_fault(), e.baseline(), "{}: switching it on changes nothing", e.id);
+        e.with_fault()
+            .into_model()
+            .expect("finding configuration with the fault");
+        e.baseline()
+            .into_model()
+            .expect("finding configuration without the fault");
+        assert_ne!(
+            e.with_fault(),
+            e.baseline(),
+            "{}: switching it on changes nothing",
+            e.id
+        );
     }
 }
 
@@ -92,9 +108,15 @@ fn faults_are_switched_on_by_catalogue_id_or_core_name() {
     assert_eq!(config.faults, vec![fault_name(Fault::NoOwnSessionTimer)]);
     faults::switch_on(&mut config, "trust-all-claims").unwrap();
     assert!(config.faults.contains(&"trust-all-claims".to_owned()));
-    config.clone().into_model().expect("core names are accepted");
+    config
+        .clone()
+        .into_model()
+        .expect("core names are accepted");
     faults::switch_on(&mut config, "no-such-fault").unwrap();
-    assert!(config.into_model().is_err(), "unknown names are refused by the model");
+    assert!(
+        config.into_model().is_err(),
+        "unknown names are refused by the model"
+    );
     assert!(faults::entry("KAFKA-1").is_err());
 }
 
@@ -114,7 +136,9 @@ fn every_fault_has_a_counterexample_that_needs_the_fault() {
         );
 
         // With the fault: the run replays and ends in a violation.
-        let trace = regression.replay().unwrap_or_else(|e| panic!("{}: {e}", entry.id));
+        let trace = regression
+            .replay()
+            .unwrap_or_else(|e| panic!("{}: {e}", entry.id));
         assert!(
             violated_at_end(&trace, entry.property).unwrap(),
             "{}: no violation of `{}` with the fault",
@@ -125,32 +149,17 @@ fn every_fault_has_a_counterexample_that_needs_the_fault() {
         // Without it: the same actions, as long as they are enabled, violate nothing.
         let model = entry.baseline().into_model().unwrap();
         let (states, taken) = enabled_prefix(&model, &regression.actions);
-        assert!(taken > 0, "{}: not even the first action is enabled", entry.id);
+        assert!(
+            taken > 0,
+            "{}: not even the first action is enabled",
+            entry.id
+        );
         assert!(
             !violated_along(&model, entry.property, &states),
             "{}: `{}` is violated without the fault after {taken} of {} actions",
             entry.id,
             entry.property,
             regression.actions.len()
-        );
-    }
-}
-
-#[test]
-fn replaying_with_the_fault_truncated_before_the_last_step_does_not_violate_safety() {
-    // The counterexamples are shortest (BFS): the violation is only at the last state.
-    for entry in CATALOGUE
-        .iter()
-        .filter(|e| e.expect == Expectation::Found && e.property != LIVENESS)
-    {
-        let regression = Regression::load(&regression_file(entry)).unwrap();
-        let model = entry.with_fault().into_model().unwrap();
-        let n = regression.actions.len();
-        let trace = replay_actions(model.clone(), &regression.actions[..n - 1]).unwrap();
-        assert!(
-            !violated_along(&model, entry.property, &trace.states),
-            "{}: violated before its last step",
-            entry.id
         );
     }
 }
