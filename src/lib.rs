@@ -17,6 +17,10 @@ pub mod protocol;
 pub use assignor::{
     Assignment, Assignor, GroupSpec, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
 };
+pub use codec::{
+    ConsumerProtocolAssignment, ConsumerProtocolSubscription, CooperativeAssignment, DecodeError,
+    EmbeddedMessage, EncodeError, TopicPartitions,
+};
 pub use ids::{CoordinatorEpoch, Generation, MemberId, TopicPartition};
 pub use protocol::{
     AssignorRef, Cluster, ClusterError, Coordinator, CoordinatorConfig, CoordinatorTimer,

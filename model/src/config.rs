@@ -202,12 +202,9 @@ pub struct Rules {
     /// A member's own session and rebalance timers fire only while it is cut off from the
     /// coordinator (a connected member hears back within its session timeout).
     pub member_timeouts_only_when_cut_off: bool,
-    /// A member's heartbeat timer does not fire while one of its requests awaits a response.
-    pub heartbeat_not_while_pending: bool,
-    /// A coordinator's join timer (end of the join phase) fires only when every member it
-    /// knows has rejoined or has stopped (see `evict_only_stopped`): the join phase waits for
-    /// connected members.
-    pub join_waits_for_connected: bool,
+    /// A member's heartbeat and retry timers do not fire while one of its requests is in flight
+    /// or held by the coordinator (requests time out only after their round trip).
+    pub resend_not_while_pending: bool,
     /// A member cut off from the coordinator (an `isolate` disruption) stays cut off. With the
     /// rule off it may reconnect later, at the cost of another disruption of the budget.
     pub isolation_permanent: bool,
@@ -218,8 +215,7 @@ impl Default for Rules {
         Rules {
             evict_only_stopped: true,
             member_timeouts_only_when_cut_off: true,
-            heartbeat_not_while_pending: true,
-            join_waits_for_connected: true,
+            resend_not_while_pending: true,
             isolation_permanent: true,
         }
     }
@@ -227,11 +223,10 @@ impl Default for Rules {
 
 impl Rules {
     /// The rules' names, as `--rule-off NAME` spells them.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 4] = [
         "evict-only-stopped",
         "member-timeouts-only-when-cut-off",
-        "heartbeat-not-while-pending",
-        "join-waits-for-connected",
+        "resend-not-while-pending",
         "isolation-permanent",
     ];
 
@@ -243,16 +238,14 @@ impl Rules {
         match name {
             "evict-only-stopped" => self.evict_only_stopped = false,
             "member-timeouts-only-when-cut-off" => self.member_timeouts_only_when_cut_off = false,
-            "heartbeat-not-while-pending" => self.heartbeat_not_while_pending = false,
-            "join-waits-for-connected" => self.join_waits_for_connected = false,
+            "resend-not-while-pending" => self.resend_not_while_pending = false,
             "isolation-permanent" => self.isolation_permanent = false,
             _ => {
                 return Err(ConfigError::Unknown {
                     what: "rule",
                     value: name.to_owned(),
                     expected: "evict-only-stopped, member-timeouts-only-when-cut-off, \
-                               heartbeat-not-while-pending, join-waits-for-connected, \
-                               isolation-permanent",
+                               resend-not-while-pending, isolation-permanent",
                 });
             }
         }

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rebalance::protocol::embedded::{AssignmentFormat, decode_assignment};
 use rebalance::protocol::{
-    AssignorRef,     Coordinator, CoordinatorConfig, CoordinatorTimer, Fault, FaultSet, GroupRecord, GroupState,
+    AssignorRef, Coordinator, CoordinatorConfig, ErrorCode, CoordinatorTimer, Fault, FaultSet, GroupRecord, GroupState,
     LoadedGroup, Member, MemberConfig, MemberEvent, MemberTimer, RebalanceProtocol, Request,
     Response,
 };
@@ -284,7 +284,7 @@ impl RebalanceModel {
             }
             MemTimer::Heartbeat | MemTimer::Retry => {
                 let id = Self::slot_member_id(state, slot);
-                !rules.heartbeat_not_while_pending
+                !rules.resend_not_while_pending
                     || (!state.network.has_traffic(&id) && !Self::held(state, &id))
             }
             MemTimer::ScheduledRejoin => true,
@@ -537,7 +537,46 @@ impl RebalanceModel {
                 ) {
                     state.note |= note::FAILOVER_MID_REBALANCE;
                 }
-                let epoch = CoordinatorEpoch(state.coordinator.epoch().0 + 1);
+                // The crash closes the old coordinator's connections: a member whose JoinGroup
+                // or SyncGroup it was holding sees the disconnect, which a client reports as
+                // NotCoordinator from that epoch (and then looks for the coordinator again).
+                let old = &state.coordinator;
+                let (old_epoch, old_generation) = (old.epoch(), old.generation());
+                let disconnected: Vec<(MemberId, Response)> = match old.state() {
+                    GroupState::PreparingRebalance { joined } => joined
+                        .iter()
+                        .map(|m| {
+                            let r = Response::JoinGroup {
+                                epoch: old_epoch,
+                                result: Err(ErrorCode::NotCoordinator),
+                            };
+                            (m.clone(), r)
+                        })
+                        .collect(),
+                    GroupState::AwaitingSync { synced } => synced
+                        .iter()
+                        .map(|m| {
+                            let r = Response::SyncGroup {
+                                epoch: old_epoch,
+                                generation: old_generation,
+                                result: Err(ErrorCode::NotCoordinator),
+                            };
+                            (m.clone(), r)
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for (m, r) in disconnected {
+                    if state
+                        .slot_of(&m)
+                        .is_some_and(|s| state.slots[s].status == SlotStatus::Live)
+                    {
+                        state
+                            .network
+                            .send((m, Direction::ToMember), Payload::Response(r));
+                    }
+                }
+                let epoch = CoordinatorEpoch(old_epoch.0 + 1);
                 state.coordinator =
                     Coordinator::recover(epoch, self.coordinator_config(), &state.log, NOW_MS);
             }

@@ -245,9 +245,9 @@ impl Cluster {
         Ok(progressed)
     }
 
-    /// Steps until the group is quiescent: nothing in flight, the coordinator stable (or empty),
-    /// every member stable in the coordinator's generation, and only heartbeat and session
-    /// timers armed.
+    /// Steps until the group is quiescent: nothing in flight, the coordinator stable (or empty)
+    /// with exactly the reachable (not isolated) live members, each of them stable in the
+    /// coordinator's generation with only heartbeat and session timers armed.
     ///
     /// # Errors
     /// [`ClusterError::DoubleOwnership`], or [`ClusterError::NotQuiescent`] after
@@ -303,13 +303,29 @@ impl Cluster {
             GroupState::Empty => self.members.is_empty(),
             _ => false,
         };
+        // Isolated members are exempt: they cannot settle until healed.
+        let reachable: Vec<&MemberId> = self
+            .members
+            .keys()
+            .filter(|id| !self.isolated.contains(*id))
+            .collect();
         coordinator_settled
-            && self.members.values().all(|m| {
-                *m.state() == MemberState::Stable
-                    && m.generation() == self.coordinator.generation()
-                    && m.timers()
-                        .all(|(t, _)| matches!(t, MemberTimer::Heartbeat | MemberTimer::Session))
-            })
+            && self
+                .coordinator
+                .members()
+                .keys()
+                .eq(reachable.iter().copied())
+            && self
+                .members
+                .iter()
+                .filter(|(id, _)| !self.isolated.contains(*id))
+                .all(|(_, m)| {
+                    *m.state() == MemberState::Stable
+                        && m.generation() == self.coordinator.generation()
+                        && m.timers().all(|(t, _)| {
+                            matches!(t, MemberTimer::Heartbeat | MemberTimer::Session)
+                        })
+                })
     }
 
     /// The safety invariant: no partition is consumed by two live members.

@@ -5,22 +5,23 @@
 //! ([`SubscriptionInfo`], [`AssignmentInfo`]) and the codec's messages, so swapping the wire
 //! format touches this file only.
 //!
-//! Until the `codec` module's messages are available this module uses a stand-in encoding (JSON
-//! of the same fields); the shapes and versions below follow the codec's messages:
-//! subscriptions are `ConsumerProtocolSubscription` (v0 for eager members, v2 with owned
-//! partitions and their generation for the cooperative family), assignments are
-//! `ConsumerProtocolAssignment` (eager), `CooperativeAssignment` v0 (simple cooperative) or v1 with
-//! the scheduled delay (deferred and incremental).
+//! Subscriptions are [`ConsumerProtocolSubscription`] (v0 for eager members, v2 with owned
+//! partitions and their generation for the cooperative family, v3 whenever a rack is set);
+//! assignments are [`ConsumerProtocolAssignment`] v0 (eager), [`CooperativeAssignment`] v0
+//! (simple cooperative) or v1 with the scheduled delay (deferred and incremental).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::codec::{
+    ConsumerProtocolAssignment, ConsumerProtocolSubscription, CooperativeAssignment, DecodeError,
+    EncodeError, TopicPartitions,
+};
 use crate::ids::{Generation, TopicPartition};
 
 /// What a member tells the leader in its JoinGroup metadata.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SubscriptionInfo {
     /// Topics the member subscribes to.
     pub topics: BTreeSet<String>,
@@ -30,6 +31,18 @@ pub struct SubscriptionInfo {
     pub generation: Generation,
     /// The member's rack, if known.
     pub rack: Option<String>,
+}
+
+impl Default for SubscriptionInfo {
+    /// Subscribed to nothing, owning nothing, no generation, no rack.
+    fn default() -> Self {
+        SubscriptionInfo {
+            topics: BTreeSet::new(),
+            owned: BTreeSet::new(),
+            generation: Generation::NONE,
+            rack: None,
+        }
+    }
 }
 
 /// What the leader tells one member in the SyncGroup answer.
@@ -47,7 +60,7 @@ pub struct AssignmentInfo {
 /// The wire format of an assignment, chosen by the rebalance protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AssignmentFormat {
-    /// `ConsumerProtocolAssignment`: assigned partitions only.
+    /// `ConsumerProtocolAssignment` v0: assigned partitions only.
     Eager,
     /// `CooperativeAssignment` v0: assigned and revoked partitions.
     CooperativeV0,
@@ -55,64 +68,74 @@ pub enum AssignmentFormat {
     CooperativeV1,
 }
 
-/// Embedded-protocol bytes that could not be decoded.
+/// Embedded-protocol bytes that could not be decoded, or a value that could not be encoded.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum EmbeddedError {
     /// The bytes are not a valid message of the expected kind.
-    #[error("malformed {what}: {reason}")]
-    Malformed {
+    #[error("malformed {what}: {source}")]
+    Decode {
         /// Which message was expected (`subscription`, `assignment`).
         what: &'static str,
-        /// What was wrong.
-        reason: String,
+        /// The codec's error, naming the field and byte offset.
+        source: DecodeError,
+    },
+    /// The value cannot be written (for example a topic name longer than the format allows).
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        /// Which message (`subscription`, `assignment`).
+        what: &'static str,
+        /// The codec's error.
+        source: EncodeError,
     },
 }
 
-#[derive(Serialize, Deserialize)]
-struct WireSubscription {
-    version: i16,
-    topics: Vec<String>,
-    owned_partitions: BTreeMap<String, Vec<i32>>,
-    generation_id: i32,
-    rack_id: Option<String>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct WireAssignment {
-    version: i16,
-    assigned_partitions: BTreeMap<String, Vec<i32>>,
-    revoked_partitions: BTreeMap<String, Vec<i32>>,
-    scheduled_rebalance_timeout_ms: i32,
-}
-
-fn group(partitions: &BTreeSet<TopicPartition>) -> BTreeMap<String, Vec<i32>> {
-    let mut out: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+fn group(partitions: &BTreeSet<TopicPartition>) -> Vec<TopicPartitions> {
+    let mut out: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for tp in partitions {
-        out.entry(tp.topic.clone()).or_default().push(tp.partition);
+        out.entry(tp.topic.as_str()).or_default().push(tp.partition);
     }
-    out
+    out.into_iter()
+        .map(|(topic, partitions)| TopicPartitions {
+            topic: topic.to_owned(),
+            partitions,
+        })
+        .collect()
 }
 
-fn ungroup(grouped: BTreeMap<String, Vec<i32>>) -> BTreeSet<TopicPartition> {
+fn ungroup(grouped: Vec<TopicPartitions>) -> BTreeSet<TopicPartition> {
     grouped
         .into_iter()
-        .flat_map(|(topic, ps)| {
-            ps.into_iter()
+        .flat_map(|tps| {
+            let topic = tps.topic;
+            tps.partitions
+                .into_iter()
                 .map(move |p| TopicPartition::new(topic.clone(), p))
         })
         .collect()
 }
 
-/// Encodes a subscription; `cooperative` selects the version carrying owned partitions.
-#[must_use]
-pub fn encode_subscription(sub: &SubscriptionInfo, cooperative: bool) -> Vec<u8> {
-    let wire = WireSubscription {
-        version: if cooperative { 2 } else { 0 },
+/// Encodes a subscription; `cooperative` selects the version carrying owned partitions and
+/// their generation.
+///
+/// # Errors
+/// [`EmbeddedError::Encode`] when the codec cannot write a field (an over-long topic name).
+pub fn encode_subscription(
+    sub: &SubscriptionInfo,
+    cooperative: bool,
+) -> Result<Vec<u8>, EmbeddedError> {
+    let version = match (cooperative, sub.rack.is_some()) {
+        (_, true) => 3,
+        (true, false) => 2,
+        (false, false) => 0,
+    };
+    let wire = ConsumerProtocolSubscription {
+        version,
         topics: sub.topics.iter().cloned().collect(),
+        user_data: None,
         owned_partitions: if cooperative {
             group(&sub.owned)
         } else {
-            BTreeMap::new()
+            Vec::new()
         },
         generation_id: if cooperative {
             sub.generation.0
@@ -121,19 +144,21 @@ pub fn encode_subscription(sub: &SubscriptionInfo, cooperative: bool) -> Vec<u8>
         },
         rack_id: sub.rack.clone(),
     };
-    // Strings, integers and maps always serialise.
-    serde_json::to_vec(&wire).unwrap_or_default()
+    wire.encode().map_err(|source| EmbeddedError::Encode {
+        what: "subscription",
+        source,
+    })
 }
 
-/// Decodes a subscription.
+/// Decodes a subscription (any version: v0 carries no owned partitions, v1 no generation).
 ///
 /// # Errors
-/// [`EmbeddedError::Malformed`] when the bytes are not a subscription.
+/// [`EmbeddedError::Decode`] naming the field and byte offset.
 pub fn decode_subscription(bytes: &[u8]) -> Result<SubscriptionInfo, EmbeddedError> {
-    let wire: WireSubscription =
-        serde_json::from_slice(bytes).map_err(|e| EmbeddedError::Malformed {
+    let wire =
+        ConsumerProtocolSubscription::decode(bytes).map_err(|source| EmbeddedError::Decode {
             what: "subscription",
-            reason: e.to_string(),
+            source,
         })?;
     Ok(SubscriptionInfo {
         topics: wire.topics.into_iter().collect(),
@@ -143,49 +168,69 @@ pub fn decode_subscription(bytes: &[u8]) -> Result<SubscriptionInfo, EmbeddedErr
     })
 }
 
-/// Encodes an assignment in `format` (fields the format lacks are dropped).
-#[must_use]
-pub fn encode_assignment(assignment: &AssignmentInfo, format: AssignmentFormat) -> Vec<u8> {
-    let (version, revoked, delay) = match format {
-        AssignmentFormat::Eager => (0, BTreeMap::new(), 0),
-        AssignmentFormat::CooperativeV0 => (0, group(&assignment.revoked), 0),
-        AssignmentFormat::CooperativeV1 => (
-            1,
-            group(&assignment.revoked),
-            i32::try_from(assignment.delay_ms).unwrap_or(i32::MAX),
-        ),
-    };
-    let wire = WireAssignment {
-        version,
-        assigned_partitions: group(&assignment.assigned),
-        revoked_partitions: revoked,
-        scheduled_rebalance_timeout_ms: delay,
-    };
-    serde_json::to_vec(&wire).unwrap_or_default()
-}
-
-/// Decodes an assignment of `format`.
+/// Encodes an assignment in `format` (the eager format carries only `assigned`).
 ///
 /// # Errors
-/// [`EmbeddedError::Malformed`] when the bytes are not an assignment.
+/// [`EmbeddedError::Encode`] when the codec cannot write a field.
+pub fn encode_assignment(
+    assignment: &AssignmentInfo,
+    format: AssignmentFormat,
+) -> Result<Vec<u8>, EmbeddedError> {
+    let encoded = match format {
+        AssignmentFormat::Eager => ConsumerProtocolAssignment {
+            version: 0,
+            assigned_partitions: group(&assignment.assigned),
+            user_data: None,
+        }
+        .encode(),
+        AssignmentFormat::CooperativeV0 => CooperativeAssignment {
+            version: 0,
+            assigned_partitions: group(&assignment.assigned),
+            revoked_partitions: group(&assignment.revoked),
+            scheduled_rebalance_timeout_ms: 0,
+        }
+        .encode(),
+        AssignmentFormat::CooperativeV1 => CooperativeAssignment {
+            version: 1,
+            assigned_partitions: group(&assignment.assigned),
+            revoked_partitions: group(&assignment.revoked),
+            scheduled_rebalance_timeout_ms: i32::try_from(assignment.delay_ms).unwrap_or(i32::MAX),
+        }
+        .encode(),
+    };
+    encoded.map_err(|source| EmbeddedError::Encode {
+        what: "assignment",
+        source,
+    })
+}
+
+/// Decodes an assignment of `format`. A negative scheduled delay reads as none.
+///
+/// # Errors
+/// [`EmbeddedError::Decode`] naming the field and byte offset.
 pub fn decode_assignment(
     bytes: &[u8],
     format: AssignmentFormat,
 ) -> Result<AssignmentInfo, EmbeddedError> {
-    let wire: WireAssignment =
-        serde_json::from_slice(bytes).map_err(|e| EmbeddedError::Malformed {
-            what: "assignment",
-            reason: e.to_string(),
-        })?;
-    let delay_ms = match format {
-        AssignmentFormat::CooperativeV1 => {
-            u32::try_from(wire.scheduled_rebalance_timeout_ms).unwrap_or(0)
-        }
-        _ => 0,
+    let err = |source| EmbeddedError::Decode {
+        what: "assignment",
+        source,
     };
-    Ok(AssignmentInfo {
-        assigned: ungroup(wire.assigned_partitions),
-        revoked: ungroup(wire.revoked_partitions),
-        delay_ms,
-    })
+    match format {
+        AssignmentFormat::Eager => {
+            let wire = ConsumerProtocolAssignment::decode(bytes).map_err(err)?;
+            Ok(AssignmentInfo {
+                assigned: ungroup(wire.assigned_partitions),
+                ..AssignmentInfo::default()
+            })
+        }
+        AssignmentFormat::CooperativeV0 | AssignmentFormat::CooperativeV1 => {
+            let wire = CooperativeAssignment::decode(bytes).map_err(err)?;
+            Ok(AssignmentInfo {
+                assigned: ungroup(wire.assigned_partitions),
+                revoked: ungroup(wire.revoked_partitions),
+                delay_ms: u32::try_from(wire.scheduled_rebalance_timeout_ms).unwrap_or(0),
+            })
+        }
+    }
 }

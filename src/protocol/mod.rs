@@ -29,14 +29,22 @@ macro_rules! fault_on {
 }
 
 pub mod cluster;
+#[cfg(test)]
+mod cluster_tests;
 pub mod coordinator;
+#[cfg(test)]
+mod coordinator_tests;
 pub mod embedded;
 #[cfg(feature = "faults")]
 pub mod fault;
 pub mod group;
 pub mod leader;
 pub mod member;
+#[cfg(test)]
+mod member_tests;
 pub mod messages;
+#[cfg(test)]
+mod test_support;
 
 pub use cluster::{Cluster, ClusterError, MemberRound, RoundLog, RoundRecord};
 pub use coordinator::{Coordinator, CoordinatorConfig, CoordinatorTimer};

@@ -16,7 +16,7 @@ pub struct BenchArgs {
 #[derive(Subcommand)]
 enum BenchTarget {
     /// Codec throughput, side by side with the kafka-protocol crate.
-    Codec,
+    Codec(super::bench_codec::BenchCodecArgs),
     /// Assignor speed and memory over a matrix of groups.
     Assignor,
 }
@@ -24,8 +24,7 @@ enum BenchTarget {
 /// Runs `rebalance bench`.
 pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     match args.target {
-        BenchTarget::Codec | BenchTarget::Assignor => {
-            Err(Failure::input("this benchmark is not built yet"))
-        }
+        BenchTarget::Codec(args) => super::bench_codec::run(args),
+        BenchTarget::Assignor => Err(Failure::input("this benchmark is not built yet")),
     }
 }

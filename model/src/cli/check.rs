@@ -20,12 +20,12 @@ use rebalance_model::{
 
 use super::Failure;
 
-/// Arguments of `rebalance check`.
+/// The model configuration options, shared with `rebalance explore`.
 #[derive(clap::Args)]
-pub struct CheckArgs {
+pub struct ConfigArgs {
     /// Protocol to check: eager, cooperative, deferred, incremental or all.
     #[arg(long, default_value = "all")]
-    protocol: String,
+    pub protocol: String,
     /// Size preset: quick (seconds), ci (exhaustive CI run), deep (manual runs).
     #[arg(long, default_value = "quick")]
     preset: String,
@@ -61,13 +61,20 @@ pub struct CheckArgs {
     #[arg(long)]
     max_moves: Option<u32>,
     /// Switch a timing rule off (repeatable): evict-only-stopped,
-    /// member-timeouts-only-when-cut-off, heartbeat-not-while-pending.
+    /// member-timeouts-only-when-cut-off, resend-not-while-pending.
     #[arg(long = "rule-off")]
     rules_off: Vec<String>,
     /// Switch a fault on (repeatable): a catalogue id (`rebalance faults`) or a core fault's
     /// variant or kebab-case name.
     #[arg(long = "fault")]
     faults: Vec<String>,
+}
+
+/// Arguments of `rebalance check`.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
     /// Strategy: dfs, bfs or simulate.
     #[arg(long, default_value = "dfs")]
     strategy: String,
@@ -100,7 +107,7 @@ pub struct CheckArgs {
     json: bool,
 }
 
-fn parse<T: std::str::FromStr>(value: &str) -> Result<T, Failure>
+pub fn parse<T: std::str::FromStr>(value: &str) -> Result<T, Failure>
 where
     T::Err: std::fmt::Display,
 {
@@ -108,7 +115,7 @@ where
 }
 
 /// The configuration for one protocol from the preset and the overrides.
-fn config_for(args: &CheckArgs, protocol: ProtocolKind) -> Result<ModelConfig, Failure> {
+pub fn config_for(args: &ConfigArgs, protocol: ProtocolKind) -> Result<ModelConfig, Failure> {
     let preset: Preset = parse(&args.preset)?;
     let mut c = preset.config(protocol);
     if let Some(a) = &args.assignor {
@@ -201,15 +208,15 @@ fn print_summary(report: &CheckReport) {
 
 /// Runs `rebalance check`.
 pub fn run(args: CheckArgs) -> Result<ExitCode, Failure> {
-    let protocols: Vec<ProtocolKind> = if args.protocol == "all" {
+    let protocols: Vec<ProtocolKind> = if args.config.protocol == "all" {
         ProtocolKind::ALL.to_vec()
     } else {
-        vec![parse(&args.protocol)?]
+        vec![parse(&args.config.protocol)?]
     };
     let options = options(&args)?;
     let mut reports = Vec::new();
     for protocol in &protocols {
-        let config = config_for(&args, *protocol)?;
+        let config = config_for(&args.config, *protocol)?;
         let model = config.into_model().map_err(Failure::input)?;
         let name = protocol.name();
         let mut progress = |p: &Progress| {

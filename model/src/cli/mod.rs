@@ -2,6 +2,7 @@
 
 pub mod assign;
 pub mod bench;
+pub mod bench_codec;
 pub mod check;
 pub mod codec;
 pub mod explore;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Member;
+use super::{Member, MemberEvent};
 use crate::ids::{Generation, MemberId};
 use crate::protocol::embedded::{self, SubscriptionInfo};
 use crate::protocol::leader::{self, LeaderInput};
@@ -20,13 +20,15 @@ impl Member {
         generation: Generation,
         metadata: &BTreeMap<MemberId, Vec<u8>>,
     ) -> Result<BTreeMap<MemberId, Vec<u8>>, String> {
-        let members: BTreeMap<MemberId, SubscriptionInfo> = metadata
-            .iter()
-            .map(|(id, bytes)| {
-                let sub = embedded::decode_subscription(bytes).unwrap_or_default();
-                (id.clone(), sub)
-            })
-            .collect();
+        let mut members: BTreeMap<MemberId, SubscriptionInfo> = BTreeMap::new();
+        for (id, bytes) in metadata {
+            let sub = embedded::decode_subscription(bytes).unwrap_or_else(|e| {
+                self.events
+                    .push_back(MemberEvent::Malformed(format!("from member {id}: {e}")));
+                SubscriptionInfo::default()
+            });
+            members.insert(id.clone(), sub);
+        }
         let input = LeaderInput {
             generation,
             now_ms,
@@ -41,10 +43,16 @@ impl Member {
         let output = leader::lead(&input).map_err(|e| e.to_string())?;
         self.memory = Some(output.memory);
         let format = self.config.protocol.assignment_format();
-        Ok(output
-            .assignments
-            .iter()
-            .map(|(id, a)| (id.clone(), embedded::encode_assignment(a, format)))
-            .collect())
+        let mut encoded = BTreeMap::new();
+        for (id, a) in &output.assignments {
+            // An assignment the codec cannot write is reported and sent empty.
+            let bytes = embedded::encode_assignment(a, format).unwrap_or_else(|e| {
+                self.events
+                    .push_back(MemberEvent::Malformed(format!("for member {id}: {e}")));
+                Vec::new()
+            });
+            encoded.insert(id.clone(), bytes);
+        }
+        Ok(encoded)
     }
 }

@@ -71,6 +71,7 @@ pub struct Member {
     topics: BTreeMap<String, u32>,
     memory: Option<LeaderMemory>,
     rejoin_needed: bool,
+    heartbeat_since_join: bool,
     timers: BTreeMap<MemberTimer, u64>,
     transmit: VecDeque<Request>,
     events: VecDeque<MemberEvent>,
@@ -89,6 +90,7 @@ impl Member {
             topics: BTreeMap::new(),
             memory: None,
             rejoin_needed: false,
+            heartbeat_since_join: false,
             timers: BTreeMap::new(),
             transmit: VecDeque::new(),
             events: VecDeque::new(),
@@ -192,8 +194,8 @@ impl Member {
             }
             Response::Heartbeat {
                 generation, result, ..
-            }
-            | Response::OffsetCommit {
+            } => self.heartbeat_answered(now_ms, generation, result),
+            Response::OffsetCommit {
                 generation, result, ..
             } => {
                 if let Err(code) = result {
@@ -211,7 +213,16 @@ impl Member {
         }
         match timer {
             MemberTimer::Heartbeat => {
-                if self.state == MemberState::Stable {
+                // Cooperative members keep consuming through a rebalance, so they keep their
+                // session alive while joining and syncing too.
+                let joining = self.state == MemberState::Joining;
+                if joining
+                    || matches!(
+                        self.state,
+                        MemberState::Stable | MemberState::AwaitingSync { .. }
+                    )
+                {
+                    self.heartbeat_since_join |= joining;
                     if let Some(epoch) = self.epoch {
                         self.transmit.push_back(Request::Heartbeat {
                             epoch,
@@ -373,10 +384,15 @@ impl Member {
         }
         self.rejoin_needed = false;
         self.state = MemberState::Joining;
-        self.timers.remove(&MemberTimer::Heartbeat);
-        self.timers.remove(&MemberTimer::Session);
         self.timers.remove(&MemberTimer::ScheduledRejoin);
         self.timers.remove(&MemberTimer::Retry);
+        if !self.owned.is_empty() && !self.timers.contains_key(&MemberTimer::Heartbeat) {
+            self.arm(
+                MemberTimer::Heartbeat,
+                now_ms,
+                self.config.heartbeat_interval_ms,
+            );
+        }
         if !self.timers.contains_key(&MemberTimer::Rebalance) {
             self.arm(
                 MemberTimer::Rebalance,
@@ -391,6 +407,7 @@ impl Member {
         let Some(epoch) = self.epoch else {
             return;
         };
+        self.heartbeat_since_join = false;
         let cooperative = self.config.protocol.cooperative();
         let sub = SubscriptionInfo {
             topics: self.config.subscriptions.clone(),
@@ -402,12 +419,18 @@ impl Member {
             },
             rack: self.config.rack.clone(),
         };
+        // A subscription the codec cannot write (an over-long topic name) is reported and sent
+        // empty: the leader then treats the member as subscribing to nothing.
+        let metadata = embedded::encode_subscription(&sub, cooperative).unwrap_or_else(|e| {
+            self.events.push_back(MemberEvent::Malformed(e.to_string()));
+            Vec::new()
+        });
         self.transmit.push_back(Request::JoinGroup {
             epoch,
             member_id: self.config.member_id.clone(),
             session_timeout_ms: self.config.session_timeout_ms,
             rebalance_timeout_ms: self.config.rebalance_timeout_ms,
-            metadata: embedded::encode_subscription(&sub, cooperative),
+            metadata,
         });
     }
 
@@ -512,6 +535,30 @@ impl Member {
                 self.rejoin(now_ms);
             }
             ErrorCode::RebalanceInProgress => self.rejoin(now_ms),
+        }
+    }
+
+    /// A heartbeat answer. While stable, errors are acted on; while joining or syncing, only a
+    /// lost coordinator matters, and an `Ok` to a heartbeat sent after the JoinGroup means the
+    /// coordinator is not holding our join (it was lost in a failover): send it again.
+    fn heartbeat_answered(
+        &mut self,
+        now_ms: u64,
+        sent_under: Generation,
+        result: Result<(), ErrorCode>,
+    ) {
+        match (&self.state, result) {
+            (MemberState::Stable, Err(code)) => self.stable_error(now_ms, sent_under, code),
+            (MemberState::Joining, Ok(())) if self.heartbeat_since_join => self.send_join(),
+            (
+                MemberState::Joining | MemberState::AwaitingSync { .. },
+                Err(ErrorCode::NotCoordinator),
+            ) => {
+                self.state = MemberState::RediscoveringCoordinator { rejoin: true };
+                self.timers.remove(&MemberTimer::Heartbeat);
+                self.find_coordinator(now_ms);
+            }
+            _ => {}
         }
     }
 
