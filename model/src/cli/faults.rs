@@ -56,7 +56,11 @@ fn list(entries: &[&CatalogueEntry], json: bool) {
                     "switches": e.switches(),
                     "masked_by": match e.expect {
                         Expectation::Masked { by } => Some(by),
-                        Expectation::Found => None,
+                        _ => None,
+                    },
+                    "not_separable": match e.expect {
+                        Expectation::NotSeparable { why } => Some(why),
+                        _ => None,
                     },
                 })
             })
@@ -69,8 +73,12 @@ fn list(entries: &[&CatalogueEntry], json: bool) {
         println!("{:<12} mechanism: {}", "", e.mechanism);
         println!("{:<12} breaks:    {}", "", e.property);
         println!("{:<12} switches:  {}", "", e.switches());
-        if let Expectation::Masked { by } = e.expect {
-            println!("{:<12} masked:    in this core, by {by}", "");
+        match e.expect {
+            Expectation::Found => {}
+            Expectation::Masked { by } => println!("{:<12} masked:    in this core, by {by}", ""),
+            Expectation::NotSeparable { why } => {
+                println!("{:<12} limitation: not separable yet: {why}", "")
+            }
         }
     }
 }
@@ -95,6 +103,9 @@ fn print_verification(v: &Verification) {
     println!("{verdict} {:<12} breaks `{}`", v.id, v.property);
     if let Some(by) = v.masked_by {
         println!("       masked in this core by {by}");
+    }
+    if let Some(why) = v.not_separable {
+        println!("       KNOWN LIMITATION, expected to fail without the fault too: {why}");
     }
     println!("       with the fault:    {}", describe(&v.with_fault));
     println!("       without the fault: {}", describe(&v.without_fault));

@@ -69,9 +69,15 @@ pub struct Verification {
     pub id: &'static str,
     /// The property it breaks.
     pub property: &'static str,
+    /// What the checker must conclude.
+    #[serde(skip)]
+    pub expect: Expectation,
     /// For a masked entry: the mechanism covering for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub masked_by: Option<&'static str>,
+    /// For an entry the checker cannot separate yet: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_separable: Option<&'static str>,
     /// The finding configuration, with the bug's switches.
     pub config: ModelConfig,
     /// With the bug on.
@@ -85,11 +91,15 @@ impl Verification {
     /// violated (or, for a masked entry, still holds).
     #[must_use]
     pub fn ok(&self) -> bool {
-        let with_ok = match self.masked_by {
-            None => matches!(self.with_fault, Outcome::Violated(_)),
-            Some(_) => matches!(self.with_fault, Outcome::Holds(_)),
-        };
-        with_ok && matches!(self.without_fault, Outcome::Holds(_))
+        let violated = |o: &Outcome| matches!(o, Outcome::Violated(_));
+        let holds = |o: &Outcome| matches!(o, Outcome::Holds(_));
+        match self.expect {
+            Expectation::Found => violated(&self.with_fault) && holds(&self.without_fault),
+            Expectation::Masked { .. } => holds(&self.with_fault) && holds(&self.without_fault),
+            Expectation::NotSeparable { .. } => {
+                violated(&self.with_fault) && violated(&self.without_fault)
+            }
+        }
     }
 
     /// The counterexample as a regression file (expect: violated), if one was found with the
@@ -192,19 +202,22 @@ fn run(entry: &CatalogueEntry, config: ModelConfig, bfs: bool) -> Outcome {
 /// Runs one entry with the bug switched on and without it.
 #[must_use]
 pub fn verify(entry: &CatalogueEntry) -> Verification {
-    let masked_by = match entry.expect {
-        Expectation::Found => None,
-        Expectation::Masked { by } => Some(by),
+    let (masked_by, not_separable) = match entry.expect {
+        Expectation::Found => (None, None),
+        Expectation::Masked { by } => (Some(by), None),
+        Expectation::NotSeparable { why } => (None, Some(why)),
     };
     let config = entry.with_fault();
     // Looking for a violation: BFS stops at the first (shortest) one. Showing the property
     // holds: DFS over everything.
     let with_fault = run(entry, config.clone(), masked_by.is_none());
-    let without_fault = run(entry, entry.baseline(), false);
+    let without_fault = run(entry, entry.baseline(), not_separable.is_some());
     Verification {
         id: entry.id,
         property: entry.property,
+        expect: entry.expect,
         masked_by,
+        not_separable,
         config,
         with_fault,
         without_fault,
