@@ -176,7 +176,11 @@ mod tests {
     fn equal_generation_duplicates_count_for_nobody() {
         let a = ModelSticky
             .assign(&spec(
-                vec![member("a", &[0], 2), member("b", &[0], 2), member("c", &[], -1)],
+                vec![
+                    member("a", &[0], 2),
+                    member("b", &[0], 2),
+                    member("c", &[], -1),
+                ],
                 3,
             ))
             .unwrap();

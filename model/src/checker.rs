@@ -104,7 +104,10 @@ impl PropertyReport {
     /// Whether this outcome fails the check.
     #[must_use]
     pub fn is_failure(&self) -> bool {
-        matches!(self.status.as_str(), "violated" | "not found" | "unconfirmed")
+        matches!(
+            self.status.as_str(),
+            "violated" | "not found" | "unconfirmed"
+        )
     }
 }
 
@@ -183,80 +186,84 @@ pub fn check(
 ) -> CheckReport {
     let start = Instant::now();
     let properties = model.properties();
-    let (states, unique_states, max_depth, discoveries): (usize, usize, usize, Vec<(&str, Vec<Action>)>) =
-        match options.strategy {
-            Strategy::Dfs | Strategy::Bfs => {
-                let builder = model.clone().checker().threads(options.threads.max(1));
-                let checker = if options.strategy == Strategy::Dfs {
-                    Box::new(builder.spawn_dfs()) as Box<dyn Checker<RebalanceModel>>
-                } else {
-                    Box::new(builder.spawn_bfs())
-                };
+    let (states, unique_states, max_depth, discoveries): (
+        usize,
+        usize,
+        usize,
+        Vec<(&str, Vec<Action>)>,
+    ) = match options.strategy {
+        Strategy::Dfs | Strategy::Bfs => {
+            let builder = model.clone().checker().threads(options.threads.max(1));
+            let checker = if options.strategy == Strategy::Dfs {
+                Box::new(builder.spawn_dfs()) as Box<dyn Checker<RebalanceModel>>
+            } else {
+                Box::new(builder.spawn_bfs())
+            };
+            let mut last = Instant::now();
+            while !checker.is_done() {
+                std::thread::sleep(Duration::from_millis(50));
+                if last.elapsed() >= options.progress_every {
+                    last = Instant::now();
+                    progress(&Progress {
+                        states: checker.state_count(),
+                        unique_states: checker.unique_state_count(),
+                        max_depth: checker.max_depth(),
+                        seconds: start.elapsed().as_secs_f64(),
+                    });
+                }
+            }
+            let found = checker
+                .discoveries()
+                .into_iter()
+                .map(|(name, path)| (name, path.into_actions()))
+                .collect();
+            (
+                checker.state_count(),
+                checker.unique_state_count(),
+                checker.max_depth(),
+                found,
+            )
+        }
+        Strategy::Simulate => {
+            let counters = SimulationCounters::default();
+            let outcome = std::thread::scope(|scope| {
+                let handle = scope.spawn(|| {
+                    simulate(
+                        model,
+                        options.seed,
+                        options.shard,
+                        options.traces,
+                        options.max_steps,
+                        options.threads,
+                        &counters,
+                    )
+                });
                 let mut last = Instant::now();
-                while !checker.is_done() {
+                while !handle.is_finished() {
                     std::thread::sleep(Duration::from_millis(50));
                     if last.elapsed() >= options.progress_every {
                         last = Instant::now();
+                        let states = counters.states.load(std::sync::atomic::Ordering::Relaxed);
                         progress(&Progress {
-                            states: checker.state_count(),
-                            unique_states: checker.unique_state_count(),
-                            max_depth: checker.max_depth(),
+                            states,
+                            unique_states: states,
+                            max_depth: counters
+                                .max_depth
+                                .load(std::sync::atomic::Ordering::Relaxed),
                             seconds: start.elapsed().as_secs_f64(),
                         });
                     }
                 }
-                let found = checker
-                    .discoveries()
-                    .into_iter()
-                    .map(|(name, path)| (name, path.into_actions()))
-                    .collect();
-                (
-                    checker.state_count(),
-                    checker.unique_state_count(),
-                    checker.max_depth(),
-                    found,
-                )
-            }
-            Strategy::Simulate => {
-                let counters = SimulationCounters::default();
-                let outcome = std::thread::scope(|scope| {
-                    let handle = scope.spawn(|| {
-                        simulate(
-                            model,
-                            options.seed,
-                            options.shard,
-                            options.traces,
-                            options.max_steps,
-                            options.threads,
-                            &counters,
-                        )
-                    });
-                    let mut last = Instant::now();
-                    while !handle.is_finished() {
-                        std::thread::sleep(Duration::from_millis(50));
-                        if last.elapsed() >= options.progress_every {
-                            last = Instant::now();
-                            let states = counters.states.load(std::sync::atomic::Ordering::Relaxed);
-                            progress(&Progress {
-                                states,
-                                unique_states: states,
-                                max_depth: counters
-                                    .max_depth
-                                    .load(std::sync::atomic::Ordering::Relaxed),
-                                seconds: start.elapsed().as_secs_f64(),
-                            });
-                        }
-                    }
-                    handle.join().unwrap_or_default()
-                });
-                let found = outcome
-                    .discoveries
-                    .into_iter()
-                    .map(|(name, (_, path))| (name, path))
-                    .collect();
-                (outcome.states, outcome.states, outcome.max_depth, found)
-            }
-        };
+                handle.join().unwrap_or_default()
+            });
+            let found = outcome
+                .discoveries
+                .into_iter()
+                .map(|(name, (_, path))| (name, path))
+                .collect();
+            (outcome.states, outcome.states, outcome.max_depth, found)
+        }
+    };
     let mut reports = Vec::new();
     for p in &properties {
         let found = discoveries

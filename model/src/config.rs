@@ -279,6 +279,11 @@ pub struct ModelConfig {
     pub delay_ms: u64,
     /// The incremental protocol's bound on partition moves per round.
     pub max_moves: u32,
+    /// Generation bound: states past it are outside the checked space. Generations are an
+    /// unbounded counter, so a protocol that keeps rebalancing would otherwise give an infinite
+    /// state space; the liveness check sees a cut-off state as stuck.
+    #[serde(default = "default_max_generation")]
+    pub max_generation: i32,
     /// The timing rules.
     #[serde(default)]
     pub rules: Rules,
@@ -292,6 +297,10 @@ impl Default for ModelConfig {
     fn default() -> Self {
         Preset::Quick.config(ProtocolKind::Cooperative)
     }
+}
+
+fn default_max_generation() -> i32 {
+    8
 }
 
 /// A named configuration size.
@@ -353,6 +362,7 @@ impl Preset {
             network_faults: 1,
             delay_ms: 3_000,
             max_moves: 1,
+            max_generation: default_max_generation(),
             rules: Rules::default(),
             faults: Vec::new(),
         }
@@ -459,7 +469,10 @@ mod tests {
         bad.members = 0;
         assert!(matches!(
             bad.validate(),
-            Err(ConfigError::OutOfRange { what: "members", .. })
+            Err(ConfigError::OutOfRange {
+                what: "members",
+                ..
+            })
         ));
     }
 }

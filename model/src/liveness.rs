@@ -1,8 +1,9 @@
 //! A real liveness check, independent of stateright's `eventually` (which only looks at terminal
 //! states and so misses livelocks in a protocol with heartbeat cycles).
 //!
-//! It builds the explicit state graph of a small model by breadth-first search (states are the
-//! keys, so there are no hash collisions), keeps the *fair* edges only (deliveries and timers;
+//! It builds the explicit state graph of a small model by breadth-first search (states are
+//! identified by a 64-bit hash of the whole state, as stateright's own checkers do, and kept
+//! once, in BFS order), keeps the *fair* edges only (deliveries and timers;
 //! not disruptions or network faults, which the environment may simply stop doing), computes the
 //! strongly connected components with an iterative Tarjan, and checks that every *bottom* SCC
 //! (one no fair edge leaves) holds only goal states. Under strong fairness (an action enabled
@@ -10,7 +11,7 @@
 //! bottom SCC, so "every bottom SCC is all goal" means "the goal is eventually reached and kept".
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
 use stateright::Model;
 
@@ -49,7 +50,11 @@ impl<S: Clone + Hash + Eq, A: Clone> StateGraph<S, A> {
     where
         M: Model<State = S, Action = A>,
     {
-        let mut index: HashMap<S, u32> = HashMap::new();
+        // Fixed keys: the graph (and so a reported counterexample) is the same on every run.
+        let hasher =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+        let key = |s: &S| hasher.hash_one(s);
+        let mut index: HashMap<u64, u32> = HashMap::new();
         let mut graph = StateGraph {
             states: Vec::new(),
             edges: Vec::new(),
@@ -57,9 +62,9 @@ impl<S: Clone + Hash + Eq, A: Clone> StateGraph<S, A> {
         };
         let mut queue = VecDeque::new();
         for s in roots {
-            if !index.contains_key(&s) {
+            if !index.contains_key(&key(&s)) {
                 let i = graph.states.len() as u32;
-                index.insert(s.clone(), i);
+                index.insert(key(&s), i);
                 graph.states.push(s);
                 graph.parent.push(None);
                 queue.push_back(i);
@@ -78,14 +83,15 @@ impl<S: Clone + Hash + Eq, A: Clone> StateGraph<S, A> {
                 if !model.within_boundary(&next) {
                     continue;
                 }
-                let j = match index.get(&next) {
+                let k = key(&next);
+                let j = match index.get(&k) {
                     Some(&j) => j,
                     None => {
                         if graph.states.len() >= limit {
                             return Err(TooManyStates { limit });
                         }
                         let j = graph.states.len() as u32;
-                        index.insert(next.clone(), j);
+                        index.insert(k, j);
                         graph.states.push(next);
                         graph.parent.push(Some((i, action.clone())));
                         queue.push_back(j);
@@ -321,7 +327,11 @@ mod tests {
     #[test]
     fn converging_graph_passes() {
         // 0 -> 1 -> 2 (goal, self-loop heartbeat); 1 -> 0 (retry cycle that can leave).
-        let g = Graph(vec![vec![(1, true)], vec![(2, true), (0, true)], vec![(2, true)]]);
+        let g = Graph(vec![
+            vec![(1, true)],
+            vec![(2, true), (0, true)],
+            vec![(2, true)],
+        ]);
         let report = check(&g, &[2]);
         assert_eq!(report.bottom_sccs, 1);
         assert!(report.counterexample.is_none());
@@ -330,9 +340,15 @@ mod tests {
     #[test]
     fn livelock_cycle_fails() {
         // 0 -> 1 -> 0 forever, the goal 2 only reachable through an unfair (disruption) edge.
-        let g = Graph(vec![vec![(1, true)], vec![(0, true), (2, false)], vec![(2, true)]]);
+        let g = Graph(vec![
+            vec![(1, true)],
+            vec![(0, true), (2, false)],
+            vec![(2, true)],
+        ]);
         let report = check(&g, &[2]);
-        let cex = report.counterexample.expect("the 0<->1 cycle is a bottom SCC");
+        let cex = report
+            .counterexample
+            .expect("the 0<->1 cycle is a bottom SCC");
         assert!(cex.is_empty() || cex == vec![(1, true)]);
         assert!(is_stuck(&g, 0, |a: &(u32, bool)| a.1, |s| *s == 2, 100).unwrap());
         assert!(!is_stuck(&g, 2, |a: &(u32, bool)| a.1, |s| *s == 2, 100).unwrap());

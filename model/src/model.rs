@@ -20,9 +20,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rebalance::protocol::embedded::{AssignmentFormat, decode_assignment};
 use rebalance::protocol::{
-    AssignorRef, Coordinator, CoordinatorConfig, ErrorCode, CoordinatorTimer, Fault, FaultSet, GroupRecord, GroupState,
-    LoadedGroup, Member, MemberConfig, MemberEvent, MemberTimer, RebalanceProtocol, Request,
-    Response,
+    AssignorRef, Coordinator, CoordinatorConfig, CoordinatorTimer, ErrorCode, Fault, FaultSet,
+    GroupRecord, GroupState, LoadedGroup, Member, MemberConfig, MemberEvent, MemberTimer,
+    RebalanceProtocol, Request, Response,
 };
 use rebalance::{CoordinatorEpoch, MemberId, TopicPartition};
 use stateright::{Model, Property};
@@ -94,11 +94,12 @@ fn kebab(camel: &str) -> String {
 pub fn compact_log(log: &[GroupRecord]) -> Vec<GroupRecord> {
     let loaded = LoadedGroup::replay(log);
     let mut out = Vec::new();
-    if let Some(last) = log
-        .iter()
-        .rev()
-        .find(|r| matches!(r, GroupRecord::Generation { .. } | GroupRecord::Empty { .. }))
-    {
+    if let Some(last) = log.iter().rev().find(|r| {
+        matches!(
+            r,
+            GroupRecord::Generation { .. } | GroupRecord::Empty { .. }
+        )
+    }) {
         out.push(last.clone());
         if let Some(assignment) = loaded.assignment {
             out.push(GroupRecord::Assignment {
@@ -123,14 +124,13 @@ impl RebalanceModel {
         for name in &config.faults {
             faults.insert(parse_fault(name)?);
         }
-        let assignor =
-            crate::assignor::assignor_by_name(&config.assignor).ok_or_else(|| {
-                ConfigError::Unknown {
-                    what: "assignor",
-                    value: config.assignor.clone(),
-                    expected: crate::assignor::ASSIGNORS,
-                }
-            })?;
+        let assignor = crate::assignor::assignor_by_name(&config.assignor).ok_or_else(|| {
+            ConfigError::Unknown {
+                what: "assignor",
+                value: config.assignor.clone(),
+                expected: crate::assignor::ASSIGNORS,
+            }
+        })?;
         let topic_names = (0..config.topics).map(|t| format!("t{t}")).collect();
         Ok(RebalanceModel {
             config,
@@ -378,9 +378,10 @@ impl RebalanceModel {
             };
             while let Some(request) = member.poll_transmit() {
                 if connected {
-                    state
-                        .network
-                        .send((id.clone(), Direction::ToCoordinator), Payload::Request(request));
+                    state.network.send(
+                        (id.clone(), Direction::ToCoordinator),
+                        Payload::Request(request),
+                    );
                 }
             }
             while let Some(event) = member.poll_event() {
@@ -746,5 +747,6 @@ impl Model for RebalanceModel {
     fn within_boundary(&self, state: &ModelState) -> bool {
         state.disruptions_used <= self.config.disruptions
             && state.network_faults_used <= self.config.network_faults
+            && state.max_generation.0 <= self.config.max_generation
     }
 }

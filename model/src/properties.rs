@@ -15,11 +15,12 @@
 use std::collections::BTreeMap;
 
 use rebalance::TopicPartition;
-use rebalance::protocol::{GroupState, MemberState};
+use rebalance::protocol::{GroupState, MemberState, Request};
 use stateright::{Model, Property};
 
 use crate::config::{DisruptionKind, ProtocolKind};
 use crate::model::RebalanceModel;
+use crate::network::Payload;
 use crate::state::{Action, MemTimer, ModelState, SlotStatus, note};
 
 /// No partition is consumed by two running members (connected or cut off) at once.
@@ -199,16 +200,33 @@ fn ex_lost(_: &RebalanceModel, state: &ModelState) -> bool {
     state.noted(note::ASSIGNMENT_LOST)
 }
 
-/// Whether the state is quiescent: the disruption budget is spent (or no disruption is
-/// possible) and every enabled action is heartbeat traffic — a member's heartbeat timer, or
-/// delivering (or losing or duplicating) a heartbeat request or a successful heartbeat
+/// Whether the state is quiescent: the coordinator is stable, the disruption budget is spent
+/// (or no disruption is possible) and every enabled action is heartbeat traffic — a member's
+/// heartbeat timer, or delivering (or losing or duplicating) a heartbeat request of a group
+/// member for the coordinator's current epoch and generation, or a successful heartbeat
 /// response.
 #[must_use]
 pub fn quiescent(model: &RebalanceModel, state: &ModelState) -> bool {
-    // Cheap filters first: only heartbeats in flight, and the coordinator stable.
-    if state.network.iter().any(|(_, p)| !p.is_heartbeat())
-        || !matches!(state.coordinator.state(), GroupState::Stable { .. })
-    {
+    // Cheap filters first: the coordinator stable, and only heartbeats in flight — requests of
+    // its members for its epoch and generation (others would be answered with an error), and
+    // successful answers.
+    let c = &state.coordinator;
+    if !matches!(c.state(), GroupState::Stable { .. }) {
+        return false;
+    }
+    let current = |p: &Payload| match p {
+        Payload::Request(Request::Heartbeat {
+            epoch,
+            generation,
+            member_id,
+        }) => {
+            *epoch == c.epoch()
+                && *generation == c.generation()
+                && c.members().contains_key(member_id)
+        }
+        other => other.is_heartbeat(),
+    };
+    if !state.network.iter().all(|(_, p)| current(p)) {
         return false;
     }
     let mut actions = Vec::new();
@@ -279,7 +297,11 @@ pub fn converged_when_quiescent(model: &RebalanceModel, state: &ModelState) -> b
 }
 
 fn ex_two_consumers(_: &RebalanceModel, state: &ModelState) -> bool {
-    state.running().filter(|(_, m)| !m.consuming().is_empty()).count() >= 2
+    state
+        .running()
+        .filter(|(_, m)| !m.consuming().is_empty())
+        .count()
+        >= 2
 }
 
 fn ex_consuming(_: &RebalanceModel, state: &ModelState) -> bool {
@@ -361,14 +383,19 @@ pub fn properties(model: &RebalanceModel) -> Vec<Property<RebalanceModel>> {
         out.push(Property::sometimes(EX_SHARED_OUT, ex_shared_out));
     }
     if kind(DisruptionKind::Failover) {
-        out.push(Property::sometimes(EX_GENERATION_SURVIVES, ex_generation_survives));
+        out.push(Property::sometimes(
+            EX_GENERATION_SURVIVES,
+            ex_generation_survives,
+        ));
         out.push(Property::sometimes(
             EX_FAILOVER_MID_REBALANCE,
             ex_failover_mid_rebalance,
         ));
     }
-    if matches!(c.protocol, ProtocolKind::Deferred | ProtocolKind::Incremental)
-        && c.delay_ms > 0
+    if matches!(
+        c.protocol,
+        ProtocolKind::Deferred | ProtocolKind::Incremental
+    ) && c.delay_ms > 0
         && (kind(DisruptionKind::Crash)
             || kind(DisruptionKind::Bounce)
             || kind(DisruptionKind::Isolate))

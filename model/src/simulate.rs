@@ -145,9 +145,9 @@ pub fn simulate(
                         }
                         // A violated invariant ends the trace: what follows is meaningless.
                         !found.iter().any(|(n, _)| {
-                            properties.iter().any(|p| {
-                                p.name == *n && p.expectation == Expectation::Always
-                            })
+                            properties
+                                .iter()
+                                .any(|p| p.name == *n && p.expectation == Expectation::Always)
                         })
                     });
                     counters.states.fetch_add(seen, Ordering::Relaxed);

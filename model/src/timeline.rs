@@ -74,21 +74,20 @@ pub fn describe(model: &RebalanceModel, payload: &Payload) -> String {
                 result,
             } => format!(
                 "SyncGroup reply (epoch {epoch}, gen {generation}): {}",
-                error_or(result, |bytes| match decode_assignment(
-                    bytes,
-                    model.assignment_format()
-                ) {
-                    Ok(a) => {
-                        let mut s = format!("assigned {}", set(&a.assigned));
-                        if !a.revoked.is_empty() {
-                            let _ = write!(s, ", revoke {}", set(&a.revoked));
+                error_or(result, |bytes| {
+                    match decode_assignment(bytes, model.assignment_format()) {
+                        Ok(a) => {
+                            let mut s = format!("assigned {}", set(&a.assigned));
+                            if !a.revoked.is_empty() {
+                                let _ = write!(s, ", revoke {}", set(&a.revoked));
+                            }
+                            if a.delay_ms > 0 {
+                                let _ = write!(s, ", delay {} ms", a.delay_ms);
+                            }
+                            s
                         }
-                        if a.delay_ms > 0 {
-                            let _ = write!(s, ", delay {} ms", a.delay_ms);
-                        }
-                        s
+                        Err(_) => "assigned nothing".to_owned(),
                     }
-                    Err(_) => "assigned nothing".to_owned(),
                 })
             ),
             Response::Heartbeat {
@@ -149,7 +148,10 @@ fn delivered(before: &ModelState, action: &Action) -> Option<Payload> {
             member,
             direction,
             index,
-        } => before.network.get(&(member.clone(), *direction), *index).cloned(),
+        } => before
+            .network
+            .get(&(member.clone(), *direction), *index)
+            .cloned(),
         _ => None,
     }
 }
@@ -222,7 +224,12 @@ pub fn mermaid(trace: &Trace) -> String {
                 let _ = writeln!(out, "    {from}->>{to}: {}. {}", i + 1, clean(&text));
             }
             other => {
-                let _ = writeln!(out, "    Note over C: {}. {}", i + 1, clean(&other.to_string()));
+                let _ = writeln!(
+                    out,
+                    "    Note over C: {}. {}",
+                    i + 1,
+                    clean(&other.to_string())
+                );
             }
         }
         let _ = writeln!(out, "    Note right of C: {}", clean(&ownership(after)));

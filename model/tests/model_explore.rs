@@ -17,7 +17,9 @@ impl Drop for Server {
 
 fn get(port: u16, path: &str) -> Option<(String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .ok()?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
     let mut text = String::new();
     stream.read_to_string(&mut text).ok()?;
@@ -34,7 +36,13 @@ fn explorer_serves_its_page_status_and_states() {
         .port();
     let _server = Server(
         Command::new(env!("CARGO_BIN_EXE_rebalance"))
-            .args(["explore", "--port", &port.to_string(), "--protocol", "eager"])
+            .args([
+                "explore",
+                "--port",
+                &port.to_string(),
+                "--protocol",
+                "eager",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -45,11 +53,20 @@ fn explorer_serves_its_page_status_and_states() {
         if let Some(r) = get(port, "/") {
             break r;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "explorer did not start");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "explorer did not start"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(head.starts_with("HTTP/1.") && head.contains(" 200"), "{head}");
-    assert!(page.contains("<html") || page.contains("<!DOCTYPE"), "not a page");
+    assert!(
+        head.starts_with("HTTP/1.") && head.contains(" 200"),
+        "{head}"
+    );
+    assert!(
+        page.contains("<html") || page.contains("<!DOCTYPE"),
+        "not a page"
+    );
     let (_, status) = get(port, "/.status").unwrap();
     assert!(status.contains("unique_state_count"), "{status}");
     let (head, states) = get(port, "/.states").unwrap();

@@ -15,7 +15,11 @@ fn every_regression_file_replays_as_recorded() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no regression files in {}", dir.display());
+    assert!(
+        !files.is_empty(),
+        "no regression files in {}",
+        dir.display()
+    );
     for file in files {
         let regression = Regression::load(&file).unwrap();
         let met = regression

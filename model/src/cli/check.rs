@@ -68,6 +68,9 @@ pub struct ConfigArgs {
     /// variant or kebab-case name.
     #[arg(long = "fault")]
     faults: Vec<String>,
+    /// Generation bound of the checked space.
+    #[arg(long)]
+    max_generation: Option<i32>,
 }
 
 /// Arguments of `rebalance check`.
@@ -138,6 +141,7 @@ pub fn config_for(args: &ConfigArgs, protocol: ProtocolKind) -> Result<ModelConf
     c.network_faults = args.network_faults.unwrap_or(c.network_faults);
     c.delay_ms = args.delay_ms.unwrap_or(c.delay_ms);
     c.max_moves = args.max_moves.unwrap_or(c.max_moves);
+    c.max_generation = args.max_generation.unwrap_or(c.max_generation);
     for rule in &args.rules_off {
         c.rules.switch_off(rule).map_err(Failure::input)?;
     }
@@ -191,7 +195,12 @@ fn print_summary(report: &CheckReport) {
     let rate = report.unique_states as f64 / report.seconds.max(1e-9);
     println!(
         "protocol {}: {} unique states, {} states, max depth {}, {:.1} s ({:.0} unique states/s)",
-        report.protocol, report.unique_states, report.states, report.max_depth, report.seconds, rate
+        report.protocol,
+        report.unique_states,
+        report.states,
+        report.max_depth,
+        report.seconds,
+        rate
     );
     for p in &report.properties {
         let mark = if p.is_failure() { "FAIL" } else { "ok  " };
