@@ -16,7 +16,9 @@ pub mod verify;
 
 use rebalance::protocol::Fault;
 
-use crate::config::{ConfigError, DisruptionKind, ModelConfig, NetworkKind, ProtocolKind, Rules};
+use crate::config::{
+    ConfigError, DisruptionKind, ModelConfig, NetworkKind, Preset, ProtocolKind, Rules,
+};
 use crate::properties;
 use crate::regression::LIVENESS;
 
@@ -144,21 +146,22 @@ impl CatalogueEntry {
 /// A small configuration shape shared by the finding configurations: one topic, no
 /// disruptions, ordered network, the model's defaults elsewhere.
 fn small(protocol: ProtocolKind, members: usize, partitions: u32) -> ModelConfig {
-    ModelConfig {
-        protocol,
-        assignor: "model-sticky".to_owned(),
-        members,
-        topics: 1,
-        partitions,
-        disruptions: 0,
-        kinds: Default::default(),
-        network: NetworkKind::Ordered,
-        network_faults: 0,
-        delay_ms: 3_000,
-        max_moves: 1,
-        rules: Rules::default(),
-        faults: Vec::new(),
-    }
+    // From the quick preset, so settings the catalogue does not care about keep the model's
+    // defaults.
+    let mut c = Preset::Quick.config(protocol);
+    c.assignor = "model-sticky".to_owned();
+    c.members = members;
+    c.topics = 1;
+    c.partitions = partitions;
+    c.disruptions = 0;
+    c.kinds = Default::default();
+    c.network = NetworkKind::Ordered;
+    c.network_faults = 0;
+    c.delay_ms = 3_000;
+    c.max_moves = 1;
+    c.rules = Rules::default();
+    c.faults = Vec::new();
+    c
 }
 
 /// `config` with a budget of `n` disruptions of the given kinds.
