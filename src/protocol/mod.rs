@@ -39,6 +39,8 @@ pub mod embedded;
 pub mod fault;
 pub mod group;
 pub mod leader;
+#[cfg(test)]
+mod leader_tests;
 pub mod member;
 #[cfg(test)]
 mod member_tests;
