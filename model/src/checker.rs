@@ -55,7 +55,7 @@ impl Default for CheckOptions {
             shard: (0, 1),
             traces: 20_000,
             max_steps: 300,
-            liveness_limit: 400_000,
+            liveness_limit: 120_000,
             progress_every: Duration::from_secs(3),
         }
     }

@@ -97,7 +97,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// Largest state graph the liveness check builds (0 skips it).
-    #[arg(long, default_value_t = 400_000)]
+    #[arg(long, default_value_t = 120_000)]
     liveness_limit: usize,
     /// Where counterexamples are saved.
     #[arg(long, default_value = "model/regressions")]
