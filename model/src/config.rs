@@ -205,6 +205,9 @@ pub struct Rules {
     /// A member's heartbeat and retry timers do not fire while one of its requests is in flight
     /// or held by the coordinator (requests time out only after their round trip).
     pub resend_not_while_pending: bool,
+    /// A member cut off from the coordinator (an `isolate` disruption) stays cut off. With the
+    /// rule off it may reconnect later, at the cost of another disruption of the budget.
+    pub isolation_permanent: bool,
 }
 
 impl Default for Rules {
@@ -213,16 +216,18 @@ impl Default for Rules {
             evict_only_stopped: true,
             member_timeouts_only_when_cut_off: true,
             resend_not_while_pending: true,
+            isolation_permanent: true,
         }
     }
 }
 
 impl Rules {
     /// The rules' names, as `--rule-off NAME` spells them.
-    pub const NAMES: [&'static str; 3] = [
+    pub const NAMES: [&'static str; 4] = [
         "evict-only-stopped",
         "member-timeouts-only-when-cut-off",
         "resend-not-while-pending",
+        "isolation-permanent",
     ];
 
     /// Switches the named rule off.
@@ -234,12 +239,13 @@ impl Rules {
             "evict-only-stopped" => self.evict_only_stopped = false,
             "member-timeouts-only-when-cut-off" => self.member_timeouts_only_when_cut_off = false,
             "resend-not-while-pending" => self.resend_not_while_pending = false,
+            "isolation-permanent" => self.isolation_permanent = false,
             _ => {
                 return Err(ConfigError::Unknown {
                     what: "rule",
                     value: name.to_owned(),
                     expected: "evict-only-stopped, member-timeouts-only-when-cut-off, \
-                               resend-not-while-pending",
+                               resend-not-while-pending, isolation-permanent",
                 });
             }
         }

@@ -9,6 +9,7 @@
 //! - [`regression`]: counterexample files and their replay.
 //! - [`simulate`]: the seeded, shardable random walker.
 //! - [`scenario`]: scenario scripts run through the core's `Cluster` (`rebalance simulate`).
+//! - [`faults`]: the catalogue of known Kafka rebalancing bugs the checker must find.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -16,6 +17,7 @@
 pub mod assignor;
 pub mod checker;
 pub mod config;
+pub mod faults;
 pub mod liveness;
 pub mod model;
 pub mod network;

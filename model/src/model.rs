@@ -325,6 +325,13 @@ impl RebalanceModel {
                 out.push(Action::Disrupt(Disruption::Subscribe(slot)));
             }
         }
+        if on(DisruptionKind::Isolate) && !self.config.rules.isolation_permanent {
+            for (slot, s) in state.slots.iter().enumerate() {
+                if s.status == SlotStatus::Isolated {
+                    out.push(Action::Disrupt(Disruption::Reconnect(slot)));
+                }
+            }
+        }
         if on(DisruptionKind::Leader)
             && matches!(
                 state.coordinator.state(),
@@ -520,6 +527,10 @@ impl RebalanceModel {
                 state.network.purge(&(id, Direction::ToCoordinator));
                 state.slots[slot].status = SlotStatus::Isolated;
             }
+            Disruption::Reconnect(slot) => {
+                // From now on its requests reach the coordinator and responses reach it again.
+                state.slots[slot].status = SlotStatus::Live;
+            }
             Disruption::Failover => {
                 if matches!(
                     state.coordinator.state(),
@@ -714,6 +725,13 @@ impl Model for RebalanceModel {
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }
         self.pump(&mut state);
+        let (lost, lost_in_stable) = crate::properties::lost_assignments(last, &state);
+        if lost {
+            state.note |= note::ASSIGNMENT_LOST;
+        }
+        if lost_in_stable {
+            state.note |= note::ASSIGNMENT_LOST_IN_STABLE_GENERATION;
+        }
         let generation = state.coordinator.generation();
         if generation < state.max_generation {
             state.note |= note::GENERATION_BACK;

@@ -34,6 +34,13 @@ pub const GENERATIONS_MONOTONIC: &str = "generations never go back";
 pub const COMMITS_FROM_OWNER: &str = "offset commits accepted only from the owner";
 /// At every quiescent state the group has converged.
 pub const CONVERGED_WHEN_QUIESCENT: &str = "converged when quiescent";
+/// A connected member of the coordinator's current stable generation never loses its assignment
+/// (stops partitions without a commit and forgets its generation) while the coordinator still
+/// counts it in that generation: nothing told it that it was fenced, so the loss is needless.
+pub const ASSIGNMENT_KEPT: &str = "stable members keep their assignment";
+/// The coordinator's stored assignment (the leader's, for the current generation) gives each
+/// partition to at most one member.
+pub const ASSIGNMENT_EXCLUSIVE: &str = "an assignment gives a partition to one member";
 
 /// Two members consume partitions at the same time (pairs with [`NO_DOUBLE_OWNERSHIP`]).
 pub const EX_TWO_CONSUMERS: &str = "example: two members consume at once";
@@ -51,6 +58,11 @@ pub const EX_DEFERRED: &str = "example: a deferred rebalance with a delay";
 pub const EX_BOUNCE_REGAINS: &str = "example: a bounce gets its partitions back";
 /// A coordinator failover during a join or sync phase.
 pub const EX_FAILOVER_MID_REBALANCE: &str = "example: failover mid-rebalance";
+/// A member stops partitions without a commit, fenced or cut off (pairs with
+/// [`ASSIGNMENT_KEPT`]).
+pub const EX_LOST: &str = "example: a member loses its partitions";
+/// A stored assignment gives partitions to two members (pairs with [`ASSIGNMENT_EXCLUSIVE`]).
+pub const EX_SHARED_OUT: &str = "example: an assignment gives partitions to two members";
 
 /// Names of the per-kind disruption examples, in [`DisruptionKind::ALL`] order.
 pub const EX_KIND: [&str; 8] = [
@@ -100,6 +112,92 @@ pub fn generations_monotonic(_: &RebalanceModel, state: &ModelState) -> bool {
 #[must_use]
 pub fn commits_from_owner(_: &RebalanceModel, state: &ModelState) -> bool {
     !state.noted(note::COMMIT_FROM_NON_OWNER)
+}
+
+/// [`ASSIGNMENT_KEPT`].
+#[must_use]
+pub fn assignment_kept(_: &RebalanceModel, state: &ModelState) -> bool {
+    !state.noted(note::ASSIGNMENT_LOST_IN_STABLE_GENERATION)
+}
+
+/// Compares the states before and after a step: whether some running member lost partitions in
+/// it (stopped them without a commit, its generation reset), and whether one of those was
+/// connected and still counted by the stable coordinator in the generation it had (the
+/// violation of [`ASSIGNMENT_KEPT`]). The model records both as step notes.
+#[must_use]
+pub fn lost_assignments(before: &ModelState, after: &ModelState) -> (bool, bool) {
+    let mut lost = false;
+    let mut in_stable = false;
+    for (slot, (b, a)) in before.slots.iter().zip(&after.slots).enumerate() {
+        let (Some(bm), Some(am)) = (b.running(), a.running()) else {
+            continue;
+        };
+        if b.incarnation != a.incarnation
+            || bm.generation() == rebalance::Generation::NONE
+            || am.generation() != rebalance::Generation::NONE
+            || bm.consuming().is_subset(am.consuming())
+        {
+            continue;
+        }
+        lost = true;
+        let c = &after.coordinator;
+        let id = RebalanceModel::slot_member_id(after, slot);
+        if a.status == SlotStatus::Live
+            && matches!(c.state(), GroupState::Stable { .. })
+            && c.generation() == bm.generation()
+            && c.members().contains_key(&id)
+        {
+            in_stable = true;
+        }
+    }
+    (lost, in_stable)
+}
+
+/// How many members the coordinator's stored assignment gives each partition to.
+fn assigned_counts(model: &RebalanceModel, state: &ModelState) -> BTreeMap<TopicPartition, usize> {
+    let mut out = BTreeMap::new();
+    let format = model.assignment_format();
+    for bytes in state
+        .coordinator
+        .assignment()
+        .into_iter()
+        .flat_map(|a| a.values())
+    {
+        if bytes.is_empty() {
+            continue;
+        }
+        if let Ok(info) = rebalance::protocol::embedded::decode_assignment(bytes, format) {
+            for p in info.assigned {
+                *out.entry(p).or_insert(0) += 1;
+            }
+        }
+    }
+    out
+}
+
+/// [`ASSIGNMENT_EXCLUSIVE`].
+#[must_use]
+pub fn assignment_exclusive(model: &RebalanceModel, state: &ModelState) -> bool {
+    assigned_counts(model, state).values().all(|n| *n <= 1)
+}
+
+fn ex_shared_out(model: &RebalanceModel, state: &ModelState) -> bool {
+    let Some(assignment) = state.coordinator.assignment() else {
+        return false;
+    };
+    let format = model.assignment_format();
+    assignment
+        .values()
+        .filter(|bytes| {
+            rebalance::protocol::embedded::decode_assignment(bytes, format)
+                .is_ok_and(|info| !info.assigned.is_empty())
+        })
+        .count()
+        >= 2
+}
+
+fn ex_lost(_: &RebalanceModel, state: &ModelState) -> bool {
+    state.noted(note::ASSIGNMENT_LOST)
 }
 
 /// Whether the state is quiescent: the coordinator is stable, the disruption budget is spent
@@ -274,12 +372,15 @@ pub fn properties(model: &RebalanceModel) -> Vec<Property<RebalanceModel>> {
         Property::always(GENERATIONS_MONOTONIC, generations_monotonic),
         Property::always(COMMITS_FROM_OWNER, commits_from_owner),
         Property::always(CONVERGED_WHEN_QUIESCENT, converged_when_quiescent),
+        Property::always(ASSIGNMENT_KEPT, assignment_kept),
+        Property::always(ASSIGNMENT_EXCLUSIVE, assignment_exclusive),
         Property::sometimes(EX_CONSUMING, ex_consuming),
         Property::sometimes(EX_COMMIT, ex_commit),
         Property::sometimes(EX_CONVERGED, ex_converged),
     ];
     if c.members >= 2 && c.partitions >= 2 {
         out.push(Property::sometimes(EX_TWO_CONSUMERS, ex_two_consumers));
+        out.push(Property::sometimes(EX_SHARED_OUT, ex_shared_out));
     }
     if kind(DisruptionKind::Failover) {
         out.push(Property::sometimes(
@@ -303,6 +404,10 @@ pub fn properties(model: &RebalanceModel) -> Vec<Property<RebalanceModel>> {
     }
     if kind(DisruptionKind::Bounce) {
         out.push(Property::sometimes(EX_BOUNCE_REGAINS, ex_bounce_regains));
+    }
+    if kind(DisruptionKind::Isolate) {
+        // A cut-off member's own session timer stops its partitions.
+        out.push(Property::sometimes(EX_LOST, ex_lost));
     }
     for (i, k) in DisruptionKind::ALL.into_iter().enumerate() {
         if kind(k) {

@@ -90,6 +90,11 @@ pub mod note {
     pub const FAILOVER_MID_REBALANCE: u32 = 1 << 13;
     /// A recovered coordinator finished loading with a generation of at least 1.
     pub const GENERATION_SURVIVED_FAILOVER: u32 = 1 << 14;
+    /// A running member stopped partitions without a commit (fenced or cut off) in this step.
+    pub const ASSIGNMENT_LOST: u32 = 1 << 15;
+    /// A connected member lost its assignment while the stable coordinator still counts it in
+    /// the generation that assignment belongs to (a violation).
+    pub const ASSIGNMENT_LOST_IN_STABLE_GENERATION: u32 = 1 << 16;
     // Bits 0..8 hold the disruption kind of the step (`DisruptionKind::bit`).
 }
 
@@ -153,6 +158,8 @@ pub enum Disruption {
     Bounce(usize),
     /// Slot is cut off for good.
     Isolate(usize),
+    /// A cut-off slot reconnects (only with the `isolation_permanent` rule off).
+    Reconnect(usize),
     /// The leader (this slot) leaves mid-rebalance.
     LeaderLeaves(usize),
     /// The coordinator fails over to a new epoch.
@@ -170,7 +177,7 @@ impl Disruption {
             Disruption::Leave(_) => DisruptionKind::Leave,
             Disruption::Crash(_) => DisruptionKind::Crash,
             Disruption::Bounce(_) => DisruptionKind::Bounce,
-            Disruption::Isolate(_) => DisruptionKind::Isolate,
+            Disruption::Isolate(_) | Disruption::Reconnect(_) => DisruptionKind::Isolate,
             Disruption::LeaderLeaves(_) => DisruptionKind::Leader,
             Disruption::Failover => DisruptionKind::Failover,
             Disruption::Subscribe(_) => DisruptionKind::Subscribe,

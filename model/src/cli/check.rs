@@ -64,7 +64,8 @@ pub struct ConfigArgs {
     /// member-timeouts-only-when-cut-off, resend-not-while-pending.
     #[arg(long = "rule-off")]
     rules_off: Vec<String>,
-    /// Switch a core fault on (repeatable), by variant name, kebab-case name or KAFKA key.
+    /// Switch a fault on (repeatable): a catalogue id (`rebalance faults`) or a core fault's
+    /// variant or kebab-case name.
     #[arg(long = "fault")]
     faults: Vec<String>,
     /// Generation bound of the checked space.
@@ -144,7 +145,9 @@ pub fn config_for(args: &ConfigArgs, protocol: ProtocolKind) -> Result<ModelConf
     for rule in &args.rules_off {
         c.rules.switch_off(rule).map_err(Failure::input)?;
     }
-    c.faults.extend(args.faults.iter().cloned());
+    for fault in &args.faults {
+        rebalance_model::faults::switch_on(&mut c, fault).map_err(Failure::input)?;
+    }
     Ok(c)
 }
 
