@@ -34,7 +34,7 @@ impl Assignor for ModelSticky {
             let subscribers: BTreeSet<&str> = spec
                 .members
                 .iter()
-                .filter(|m| m.subscriptions.iter().any(|s| *s == topic.name))
+                .filter(|m| m.subscriptions.contains(&topic.name))
                 .map(|m| m.id.as_str())
                 .collect();
             if subscribers.is_empty() || topic.partitions <= 0 {

@@ -178,6 +178,9 @@ fn confirm(model: &RebalanceModel, name: &str, actions: Vec<Action>) -> Option<V
     confirmed.then_some(actions)
 }
 
+/// What a search explored: states, unique states, depth, and each discovery's path.
+type Explored<'a> = (usize, usize, usize, Vec<(&'a str, Vec<Action>)>);
+
 /// Checks a model. `progress` is called every `options.progress_every` while it runs.
 pub fn check(
     model: &RebalanceModel,
@@ -186,12 +189,7 @@ pub fn check(
 ) -> CheckReport {
     let start = Instant::now();
     let properties = model.properties();
-    let (states, unique_states, max_depth, discoveries): (
-        usize,
-        usize,
-        usize,
-        Vec<(&str, Vec<Action>)>,
-    ) = match options.strategy {
+    let (states, unique_states, max_depth, discoveries): Explored<'_> = match options.strategy {
         Strategy::Dfs | Strategy::Bfs => {
             let builder = model.clone().checker().threads(options.threads.max(1));
             let checker = if options.strategy == Strategy::Dfs {

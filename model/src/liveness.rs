@@ -62,9 +62,9 @@ impl<S: Clone + Hash + Eq, A: Clone> StateGraph<S, A> {
         };
         let mut queue = VecDeque::new();
         for s in roots {
-            if !index.contains_key(&key(&s)) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(key(&s)) {
                 let i = graph.states.len() as u32;
-                index.insert(key(&s), i);
+                slot.insert(i);
                 graph.states.push(s);
                 graph.parent.push(None);
                 queue.push_back(i);
