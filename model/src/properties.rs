@@ -200,8 +200,9 @@ fn ex_lost(_: &RebalanceModel, state: &ModelState) -> bool {
     state.noted(note::ASSIGNMENT_LOST)
 }
 
-/// Whether the state is quiescent: the coordinator is stable, the disruption budget is spent
-/// (or no disruption is possible) and every enabled action is heartbeat traffic — a member's
+/// Whether the state is quiescent: the coordinator is stable, every connected running member is
+/// stable, the disruption budget is spent (or no disruption is possible) and every enabled action
+/// is heartbeat traffic — a member's
 /// heartbeat timer, or delivering (or losing or duplicating) a heartbeat request of a group
 /// member for the coordinator's current epoch and generation, or a successful heartbeat
 /// response.
@@ -212,6 +213,17 @@ pub fn quiescent(model: &RebalanceModel, state: &ModelState) -> bool {
     // successful answers.
     let c = &state.coordinator;
     if !matches!(c.state(), GroupState::Stable { .. }) {
+        return false;
+    }
+    // A connected member that is not stable (say, joining after a load-in-progress answer) still
+    // has work to do: its next heartbeat answer sends it back to JoinGroup. Only stable members'
+    // heartbeats are idle traffic.
+    let unsettled = state.slots.iter().any(|s| {
+        s.status != SlotStatus::Isolated
+            && s.running()
+                .is_some_and(|m| !matches!(m.state(), MemberState::Stable))
+    });
+    if unsettled {
         return false;
     }
     let current = |p: &Payload| match p {
