@@ -153,22 +153,28 @@ impl Coordinator {
         }
     }
 
-    pub(super) fn complete_join(&mut self, now_ms: u64) {
-        let GroupState::PreparingRebalance { joined } = &self.state else {
-            return;
-        };
-        let joined = joined.clone();
-        self.timers.remove(&CoordinatorTimer::Join);
+    /// Drops every member not in `keep`, with its session timer: the members that missed the
+    /// join or the sync deadline.
+    fn remove_members_not_in(&mut self, keep: &BTreeSet<MemberId>) {
         let gone: Vec<MemberId> = self
             .members
             .keys()
-            .filter(|m| !joined.contains(*m))
+            .filter(|m| !keep.contains(*m))
             .cloned()
             .collect();
         for m in gone {
             self.members.remove(&m);
             self.timers.remove(&CoordinatorTimer::Session(m));
         }
+    }
+
+    pub(super) fn complete_join(&mut self, now_ms: u64) {
+        let GroupState::PreparingRebalance { joined } = &self.state else {
+            return;
+        };
+        let joined = joined.clone();
+        self.timers.remove(&CoordinatorTimer::Join);
+        self.remove_members_not_in(&joined);
         if self.members.is_empty() {
             self.become_empty();
             return;
@@ -358,16 +364,7 @@ impl Coordinator {
             return;
         };
         let synced = synced.clone();
-        let gone: Vec<MemberId> = self
-            .members
-            .keys()
-            .filter(|m| !synced.contains(*m))
-            .cloned()
-            .collect();
-        for m in gone {
-            self.members.remove(&m);
-            self.timers.remove(&CoordinatorTimer::Session(m));
-        }
+        self.remove_members_not_in(&synced);
         if self.members.is_empty() {
             self.become_empty();
         } else {
