@@ -10,6 +10,7 @@
 pub mod assignor;
 pub mod codec;
 pub mod fuzz;
+pub mod kafka;
 
 pub use assignor::{
     Report as AssignorReport, Violation as AssignorViolation, check as check_assignment,

@@ -5,63 +5,22 @@
 //! hostile inputs); it is fed to decode only bytes our decoder already accepted. It writes no
 //! version prefix, so the test writes it; it refuses versions above 3.
 
-use bytes::{BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{
-    self as kp, consumer_protocol_assignment as kpa, consumer_protocol_subscription as kps,
-};
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use bytes::Bytes;
+use kafka_protocol::messages as kp;
 use proptest::prelude::*;
 use rebalance::{ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartitions};
+use rebalance_proofs::kafka::{
+    self, assignment as theirs_assignment, subscription as theirs_subscription,
+};
 
-fn str_bytes(s: &str) -> StrBytes {
-    StrBytes::from_string(s.to_owned())
+fn kafka_encode<T: kafka_protocol::protocol::Encodable>(m: &T, version: i16) -> Vec<u8> {
+    kafka::encode(m, version)
+        .expect("kafka-protocol encodes v0-3")
+        .to_vec()
 }
 
-fn theirs_subscription(x: &ConsumerProtocolSubscription) -> kp::ConsumerProtocolSubscription {
-    kp::ConsumerProtocolSubscription::default()
-        .with_topics(x.topics.iter().map(|t| str_bytes(t)).collect())
-        .with_user_data(x.user_data.clone().map(Bytes::from))
-        .with_owned_partitions(
-            x.owned_partitions
-                .iter()
-                .map(|tp| {
-                    kps::TopicPartition::default()
-                        .with_topic(kp::TopicName(str_bytes(&tp.topic)))
-                        .with_partitions(tp.partitions.clone())
-                })
-                .collect(),
-        )
-        .with_generation_id(x.generation_id)
-        .with_rack_id(x.rack_id.as_deref().map(str_bytes))
-}
-
-fn theirs_assignment(x: &ConsumerProtocolAssignment) -> kp::ConsumerProtocolAssignment {
-    kp::ConsumerProtocolAssignment::default()
-        .with_assigned_partitions(
-            x.assigned_partitions
-                .iter()
-                .map(|tp| {
-                    kpa::TopicPartition::default()
-                        .with_topic(kp::TopicName(str_bytes(&tp.topic)))
-                        .with_partitions(tp.partitions.clone())
-                })
-                .collect(),
-        )
-        .with_user_data(x.user_data.clone().map(Bytes::from))
-}
-
-fn kafka_encode<T: Encodable>(m: &T, version: i16) -> Vec<u8> {
-    let mut buf = BytesMut::new();
-    buf.put_i16(version);
-    m.encode(&mut buf, version)
-        .expect("kafka-protocol encodes v0-3");
-    buf.to_vec()
-}
-
-fn kafka_decode<T: Decodable>(bytes: &[u8]) -> T {
-    let mut buf = Bytes::copy_from_slice(&bytes[2..]);
-    let version = i16::from_be_bytes([bytes[0], bytes[1]]);
-    T::decode(&mut buf, version).expect("kafka-protocol decodes what we accepted")
+fn kafka_decode<T: kafka_protocol::protocol::Decodable>(bytes: &[u8]) -> T {
+    kafka::decode(&Bytes::copy_from_slice(bytes)).expect("kafka-protocol decodes what we accepted")
 }
 
 /// Names that exercise UTF-8 and lengths, including empty.

@@ -10,10 +10,10 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{self as kp, consumer_protocol_subscription as kps};
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages as kp;
 use rebalance::{ConsumerProtocolSubscription, TopicPartitions};
+use rebalance_proofs::kafka;
 use serde::Serialize;
 
 use super::Failure;
@@ -78,41 +78,12 @@ fn typical() -> ConsumerProtocolSubscription {
     }
 }
 
-fn theirs(x: &ConsumerProtocolSubscription) -> kp::ConsumerProtocolSubscription {
-    let s = |t: &str| StrBytes::from_string(t.to_owned());
-    kp::ConsumerProtocolSubscription::default()
-        .with_topics(x.topics.iter().map(|t| s(t)).collect())
-        .with_user_data(x.user_data.clone().map(Bytes::from))
-        .with_owned_partitions(
-            x.owned_partitions
-                .iter()
-                .map(|tp| {
-                    kps::TopicPartition::default()
-                        .with_topic(kp::TopicName(s(&tp.topic)))
-                        .with_partitions(tp.partitions.clone())
-                })
-                .collect(),
-        )
-        .with_generation_id(x.generation_id)
-        .with_rack_id(x.rack_id.as_deref().map(s))
-}
-
 fn kafka_encode(m: &kp::ConsumerProtocolSubscription, version: i16) -> Result<BytesMut, Failure> {
-    let size = m
-        .compute_size(version)
-        .map_err(|e| Failure::violated(format!("kafka-protocol cannot size: {e}")))?;
-    let mut buf = BytesMut::with_capacity(size + 2);
-    buf.put_i16(version);
-    m.encode(&mut buf, version)
-        .map_err(|e| Failure::violated(format!("kafka-protocol cannot encode: {e}")))?;
-    Ok(buf)
+    kafka::encode(m, version).map_err(|e| Failure::violated(e.to_string()))
 }
 
 fn kafka_decode(bytes: &Bytes) -> Result<kp::ConsumerProtocolSubscription, Failure> {
-    let mut buf = bytes.clone();
-    let version = buf.get_i16();
-    kp::ConsumerProtocolSubscription::decode(&mut buf, version)
-        .map_err(|e| Failure::violated(format!("kafka-protocol cannot decode: {e}")))
+    kafka::decode(bytes).map_err(|e| Failure::violated(e.to_string()))
 }
 
 /// A benchmarked operation: one call per message.
@@ -172,7 +143,7 @@ pub fn run(args: BenchCodecArgs) -> Result<ExitCode, Failure> {
     let encoded = ours
         .encode()
         .map_err(|e| Failure::violated(format!("cannot encode the typical subscription: {e}")))?;
-    let their_message = theirs(&ours);
+    let their_message = kafka::subscription(&ours);
     if kafka_encode(&their_message, 3)?[..] != encoded[..] {
         return Err(Failure::violated(
             "ours and kafka-protocol encode differently",
