@@ -361,7 +361,7 @@ impl Preset {
             };
         ModelConfig {
             protocol,
-            assignor: "model-sticky".to_owned(),
+            assignor: "uniform-v2".to_owned(),
             members,
             topics: 1,
             partitions,

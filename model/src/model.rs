@@ -124,13 +124,13 @@ impl RebalanceModel {
         for name in &config.faults {
             faults.insert(parse_fault(name)?);
         }
-        let assignor = crate::assignor::assignor_by_name(&config.assignor).ok_or_else(|| {
-            ConfigError::Unknown {
+        let assignor = rebalance::assignor::assignor_by_name(&config.assignor)
+            .map(|a| AssignorRef(std::sync::Arc::from(a)))
+            .ok_or_else(|| ConfigError::Unknown {
                 what: "assignor",
                 value: config.assignor.clone(),
-                expected: crate::assignor::ASSIGNORS,
-            }
-        })?;
+                expected: "uniform-v2, uniform-v1, range",
+            })?;
         let topic_names = (0..config.topics).map(|t| format!("t{t}")).collect();
         Ok(RebalanceModel {
             config,

@@ -149,7 +149,7 @@ fn small(protocol: ProtocolKind, members: usize, partitions: u32) -> ModelConfig
     // From the quick preset, so settings the catalogue does not care about keep the model's
     // defaults.
     let mut c = Preset::Quick.config(protocol);
-    c.assignor = "model-sticky".to_owned();
+    c.assignor = "uniform-v2".to_owned();
     c.members = members;
     c.topics = 1;
     c.partitions = partitions;
