@@ -200,7 +200,14 @@ pub struct Rules {
     /// rebalance timer has already stopped it. A connected member answers in time.
     pub evict_only_stopped: bool,
     /// A member's own session and rebalance timers fire only while it is cut off from the
-    /// coordinator (a connected member hears back within its session timeout).
+    /// coordinator (a connected member hears back within its session timeout) — except that a
+    /// connected member's rebalance timer, which also bounds its JoinGroup and SyncGroup
+    /// requests, fires once such a request or its answer was lost: it is joining or awaiting
+    /// sync, none of its JoinGroup/SyncGroup requests or answers is in flight or held by the
+    /// coordinator, no retry of its own is pending, and no heartbeat answer would make it resend
+    /// first (an `Ok` while it joins, `NotCoordinator` from a newer epoch). The member then
+    /// stops, finds the coordinator again and rejoins, so a lost request cannot leave a correct
+    /// group waiting forever.
     pub member_timeouts_only_when_cut_off: bool,
     /// A member's heartbeat and retry timers do not fire while one of its requests is in flight
     /// or held by the coordinator (requests time out only after their round trip).
@@ -354,7 +361,7 @@ impl Preset {
             };
         ModelConfig {
             protocol,
-            assignor: "model-sticky".to_owned(),
+            assignor: "uniform-v2".to_owned(),
             members,
             topics: 1,
             partitions,

@@ -14,7 +14,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod assignor;
 pub mod checker;
 pub mod config;
 pub mod faults;

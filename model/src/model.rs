@@ -21,8 +21,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rebalance::protocol::embedded::{AssignmentFormat, decode_assignment};
 use rebalance::protocol::{
     AssignorRef, Coordinator, CoordinatorConfig, CoordinatorTimer, ErrorCode, Fault, FaultSet,
-    GroupRecord, GroupState, LoadedGroup, Member, MemberConfig, MemberEvent, MemberTimer,
-    RebalanceProtocol, Request, Response,
+    GroupRecord, GroupState, LoadedGroup, Member, MemberConfig, MemberEvent, MemberState,
+    MemberTimer, RebalanceProtocol, Request, Response,
 };
 use rebalance::{CoordinatorEpoch, MemberId, TopicPartition};
 use stateright::{Model, Property};
@@ -124,13 +124,13 @@ impl RebalanceModel {
         for name in &config.faults {
             faults.insert(parse_fault(name)?);
         }
-        let assignor = crate::assignor::assignor_by_name(&config.assignor).ok_or_else(|| {
-            ConfigError::Unknown {
+        let assignor = rebalance::assignor::assignor_by_name(&config.assignor)
+            .map(|a| AssignorRef(std::sync::Arc::from(a)))
+            .ok_or_else(|| ConfigError::Unknown {
                 what: "assignor",
                 value: config.assignor.clone(),
-                expected: crate::assignor::ASSIGNORS,
-            }
-        })?;
+                expected: "uniform-v2, uniform-v1, range",
+            })?;
         let topic_names = (0..config.topics).map(|t| format!("t{t}")).collect();
         Ok(RebalanceModel {
             config,
@@ -244,6 +244,56 @@ impl RebalanceModel {
                 .all(|(t, _)| matches!(t, MemberTimer::Session | MemberTimer::Rebalance))
     }
 
+    /// Whether the member in `slot` is connected and waits on a JoinGroup or SyncGroup that
+    /// will never be answered: it is joining or awaiting sync, no retry of its own is pending,
+    /// and none of its JoinGroup/SyncGroup requests or their answers is in flight or held by the
+    /// coordinator (the network lost one). Real time then passes for that request, so the
+    /// member's rebalance timer (its request timeout) may fire although its heartbeats go on.
+    #[must_use]
+    pub fn rebalance_request_lost(state: &ModelState, slot: usize) -> bool {
+        let s = &state.slots[slot];
+        let Some(member) = s.running() else {
+            return false;
+        };
+        if s.status != SlotStatus::Live
+            || !matches!(
+                member.state(),
+                MemberState::Joining | MemberState::AwaitingSync { .. }
+            )
+            || member.timers().any(|(t, _)| t == MemberTimer::Retry)
+        {
+            return false;
+        }
+        let id = Self::slot_member_id(state, slot);
+        let rebalance_traffic = state.network.iter().any(|((to, _), p)| {
+            *to == id
+                && matches!(
+                    p,
+                    Payload::Request(Request::JoinGroup { .. } | Request::SyncGroup { .. })
+                        | Payload::Response(
+                            Response::JoinGroup { .. } | Response::SyncGroup { .. }
+                        )
+                )
+        });
+        if rebalance_traffic || Self::held(state, &id) {
+            return false;
+        }
+        // A heartbeat answer rescues the member first (its interval is far below the rebalance
+        // timeout): `NotCoordinator` from a newer epoch sends it to rediscover, and an `Ok` while
+        // it is joining tells it the coordinator does not hold its JoinGroup, so it resends.
+        let c = &state.coordinator;
+        let heartbeat_rescues = member.timers().any(|(t, _)| t == MemberTimer::Heartbeat)
+            && (member.epoch() != Some(c.epoch())
+                || (*member.state() == MemberState::Joining
+                    && matches!(
+                        c.state(),
+                        GroupState::Stable { .. } | GroupState::AwaitingSync { .. }
+                    )
+                    && c.members().contains_key(&id)
+                    && member.generation() == c.generation()));
+        !heartbeat_rescues
+    }
+
     /// Whether the coordinator may drop this member (session expiry, join or sync timeout)
     /// under the `evict_only_stopped` rule: its process is gone, or it can only wait and its
     /// own session/rebalance timers (shorter than the coordinator's view of its session) have
@@ -279,8 +329,13 @@ impl RebalanceModel {
     fn member_timer_allowed(&self, state: &ModelState, slot: usize, timer: MemTimer) -> bool {
         let rules: Rules = self.config.rules;
         match timer {
-            MemTimer::Session | MemTimer::Rebalance => {
+            MemTimer::Session => {
                 !rules.member_timeouts_only_when_cut_off || Self::waiting_forever(state, slot)
+            }
+            MemTimer::Rebalance => {
+                !rules.member_timeouts_only_when_cut_off
+                    || Self::waiting_forever(state, slot)
+                    || Self::rebalance_request_lost(state, slot)
             }
             MemTimer::Heartbeat | MemTimer::Retry => {
                 let id = Self::slot_member_id(state, slot);
