@@ -353,6 +353,39 @@ fn a_scheduled_delay_rejoins_when_it_runs_out() {
     ));
 }
 
+/// Found by the model's `ci` preset: a scheduled rejoin that came due while the member was
+/// rediscovering the coordinator after a failover used to be dropped, so the partitions held
+/// back for a departed member were never assigned.
+#[test]
+fn a_scheduled_rejoin_due_while_rediscovering_the_coordinator_is_kept() {
+    let deferred = RebalanceProtocol::Deferred { delay_ms: 1000 };
+    let mut m = joining_with(member("M", deferred));
+    complete_round(&mut m, 10, 1, assignment(deferred, &[1], &[], 700));
+    sent(&mut m);
+    m.handle_response(
+        20,
+        Response::Heartbeat {
+            epoch: E0,
+            generation: Generation(1),
+            result: Err(ErrorCode::NotCoordinator),
+        },
+    );
+    assert_eq!(sent(&mut m), vec![Request::FindCoordinator { epoch: E0 }]);
+    m.handle_timer(710, MemberTimer::ScheduledRejoin);
+    assert!(sent(&mut m).is_empty(), "no coordinator to join yet");
+    m.handle_response(
+        711,
+        Response::FindCoordinator {
+            epoch: CoordinatorEpoch(1),
+        },
+    );
+    assert_eq!(m.state(), &MemberState::Joining);
+    assert!(matches!(
+        sent(&mut m).as_slice(),
+        [Request::JoinGroup { .. }]
+    ));
+}
+
 #[test]
 fn a_lost_coordinator_is_rediscovered_while_consuming() {
     let mut m = stable(COOP, &[1], 3);

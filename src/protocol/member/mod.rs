@@ -251,11 +251,10 @@ impl Member {
                 self.timers.remove(&MemberTimer::Retry);
                 self.find_coordinator(now_ms);
             }
-            MemberTimer::ScheduledRejoin => {
-                if self.state == MemberState::Stable {
-                    self.rejoin(now_ms);
-                }
-            }
+            // A scheduled rejoin that comes due while the member is away from the stable state
+            // (e.g. rediscovering the coordinator after a failover) is kept, not dropped: the
+            // partitions held back for a departed member wait for that round.
+            MemberTimer::ScheduledRejoin => self.request_rejoin(now_ms),
             MemberTimer::Retry => match self.state {
                 MemberState::Joining => self.send_join(),
                 MemberState::DiscoveringCoordinator
@@ -361,6 +360,9 @@ impl Member {
         match self.state {
             MemberState::DiscoveringCoordinator
             | MemberState::RediscoveringCoordinator { rejoin: true } => self.rejoin(now_ms),
+            MemberState::RediscoveringCoordinator { rejoin: false } if self.rejoin_needed => {
+                self.rejoin(now_ms);
+            }
             MemberState::RediscoveringCoordinator { rejoin: false } => {
                 self.state = MemberState::Stable;
                 self.arm(MemberTimer::Heartbeat, now_ms, 0);
