@@ -306,13 +306,17 @@ impl Network {
 
             // Blocking flows on the zero-reduced-cost subgraph.
             loop {
-                // BFS levels.
+                // BFS levels, up to the sink's: the search stops when the sink is labelled.
+                // Every node below the sink's level is labelled by then, and a node at or
+                // beyond it lies on no shortest admissible path to the sink, so leaving it
+                // unlabelled only spares the augmenting search a dead end; the paths found,
+                // and so the flow, are the same.
                 level.fill(u32::MAX);
                 level[source as usize] = 0;
                 queue.clear();
                 queue.push(source);
                 let mut head = 0;
-                while head < queue.len() {
+                'bfs: while head < queue.len() {
                     let u = queue[head] as usize;
                     head += 1;
                     let pu = pi[u];
@@ -322,6 +326,9 @@ impl Network {
                         if level[v] == u32::MAX && arc.cap > 0 && add(self.cost(s), pu) == pi[v] {
                             level[v] = level[u] + 1;
                             queue.push(v as u32);
+                            if v == sink as usize {
+                                break 'bfs;
+                            }
                         }
                     }
                 }
