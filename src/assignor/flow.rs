@@ -18,6 +18,14 @@
 //! Complexity: O(phases × E log V + augmentations × path length); the number of phases is the
 //! number of distinct shortest-path lengths met, small here (about the number of distinct
 //! loads times four).
+//!
+//! Layout: the solver copies the edges into adjacency order (CSR), so that scanning a node's
+//! edges reads memory sequentially. Dijkstra settles nodes reached over a zero reduced cost from a stack rather than the
+//! heap (they lie at the distance being settled, the smallest left).
+//! The flow it finds is the one of the straightforward formulation kept in
+//! `flow_reference.rs` (tests only), edge for edge: potentials after a phase are
+//! pi + min(dist, dist(sink)), which does not depend on how Dijkstra breaks ties, and the
+//! blocking-flow search visits edges in the same order.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -36,23 +44,43 @@ fn sub(a: Cost, b: Cost) -> Cost {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]]
 }
 
+/// One edge as added, before solving: the forward direction only.
 #[derive(Clone, Copy)]
-struct Edge {
+struct Added {
+    from: u32,
     to: u32,
-    /// Residual capacity.
     cap: i32,
-    /// Fixed cost (of the forward direction; reverse edges store the negation).
     cost: [i8; 4],
-    /// For a convex forward edge or its reverse: index into `Network::convex_base`.
     convex: u32,
 }
+
+/// One residual arc in adjacency order.
+#[derive(Clone, Copy)]
+struct Arc {
+    to: u32,
+    /// Slot of the opposite arc.
+    rev: u32,
+    /// Residual capacity.
+    cap: i32,
+    /// For a convex arc: index into `Network::convex_base`, with [`REVERSE`] set on the
+    /// backward arc; [`NONE`] otherwise.
+    convex: u32,
+    /// Fixed cost (the negation on a backward arc).
+    cost: [i8; 4],
+}
+
+/// Marks the backward arc of a convex edge.
+const REVERSE: u32 = 1 << 31;
 
 /// A flow network under construction, then solved in place.
 pub(crate) struct Network {
     nodes: usize,
-    edges: Vec<Edge>,
-    from: Vec<u32>,
+    added: Vec<Added>,
     convex_base: Vec<i64>,
+    /// After [`Network::solve`]: edge id → slot.
+    slot: Vec<u32>,
+    /// After [`Network::solve`]: the residual arcs.
+    arcs: Vec<Arc>,
 }
 
 impl Network {
@@ -60,31 +88,24 @@ impl Network {
     pub fn new(nodes: usize) -> Network {
         Network {
             nodes,
-            edges: Vec::new(),
-            from: Vec::new(),
+            added: Vec::new(),
             convex_base: Vec::new(),
+            slot: Vec::new(),
+            arcs: Vec::new(),
         }
     }
 
     /// Adds an edge `u → v` (requires `u < v`) and returns its id.
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
-        let id = self.edges.len();
-        let neg = [-cost[0], -cost[1], -cost[2], -cost[3]];
-        self.edges.push(Edge {
+        let id = 2 * self.added.len();
+        self.added.push(Added {
+            from: u,
             to: v,
             cap,
             cost,
             convex: NONE,
         });
-        self.edges.push(Edge {
-            to: u,
-            cap: 0,
-            cost: neg,
-            convex: NONE,
-        });
-        self.from.push(u);
-        self.from.push(v);
         id
     }
 
@@ -94,52 +115,96 @@ impl Network {
         let id = self.edge(u, v, cap, [0; 4]);
         let c = self.convex_base.len() as u32;
         self.convex_base.push(base);
-        self.edges[id].convex = c;
-        self.edges[id + 1].convex = c;
+        self.added[id / 2].convex = c;
         id
     }
 
-    /// The flow on the edge `id` returned by [`Network::edge`].
+    /// The flow on the edge `id` returned by [`Network::edge`], once solved.
     pub fn flow(&self, id: usize) -> i32 {
-        self.edges[id ^ 1].cap
+        self.arcs[self.slot[id ^ 1] as usize].cap
     }
 
-    fn cost(&self, e: usize) -> Cost {
-        let edge = &self.edges[e];
-        if edge.convex == NONE {
-            let c = edge.cost;
+    /// The current cost of the arc in slot `s`.
+    fn cost(&self, s: usize) -> Cost {
+        let arc = &self.arcs[s];
+        if arc.convex == NONE {
+            let c = arc.cost;
             return [c[0].into(), c[1].into(), c[2].into(), c[3].into()];
         }
-        let base = self.convex_base[edge.convex as usize];
-        if e & 1 == 0 {
+        let base = self.convex_base[(arc.convex & !REVERSE) as usize];
+        if arc.convex & REVERSE == 0 {
             // Forward: the next unit, number flow+1.
-            let f = i64::from(self.edges[e ^ 1].cap);
+            let f = i64::from(self.arcs[arc.rev as usize].cap);
             [0, 2 * (base + f) + 1, 0, 0]
         } else {
             // Reverse: undoing the last unit, number flow.
-            let f = i64::from(edge.cap);
+            let f = i64::from(arc.cap);
             [0, -(2 * (base + f) - 1), 0, 0]
         }
     }
 
-    /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
-    pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
+    /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
+    /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
+    /// every node's arcs.
+    fn lay_out(&mut self) -> Vec<u32> {
         let n = self.nodes;
-        // CSR adjacency, edges of each node in insertion order (deterministic).
         let mut start = vec![0u32; n + 1];
-        for &u in &self.from {
-            start[u as usize + 1] += 1;
+        for a in &self.added {
+            start[a.from as usize + 1] += 1;
+            start[a.to as usize + 1] += 1;
         }
         for i in 0..n {
             start[i + 1] += start[i];
         }
         let mut fill = start.clone();
-        let mut adj = vec![0u32; self.edges.len()];
-        for (e, &u) in self.from.iter().enumerate() {
-            adj[fill[u as usize] as usize] = e as u32;
-            fill[u as usize] += 1;
+        let mut slot = vec![0u32; 2 * self.added.len()];
+        for (k, a) in self.added.iter().enumerate() {
+            slot[2 * k] = fill[a.from as usize];
+            fill[a.from as usize] += 1;
+            slot[2 * k + 1] = fill[a.to as usize];
+            fill[a.to as usize] += 1;
         }
-        drop(fill);
+        let empty = Arc {
+            to: 0,
+            rev: 0,
+            cap: 0,
+            convex: NONE,
+            cost: [0; 4],
+        };
+        let mut arcs = vec![empty; slot.len()];
+        for (k, a) in self.added.iter().enumerate() {
+            let (f, b) = (slot[2 * k], slot[2 * k + 1]);
+            let c = a.cost;
+            arcs[f as usize] = Arc {
+                to: a.to,
+                rev: b,
+                cap: a.cap,
+                convex: a.convex,
+                cost: c,
+            };
+            arcs[b as usize] = Arc {
+                to: a.from,
+                rev: f,
+                cap: 0,
+                convex: if a.convex == NONE {
+                    NONE
+                } else {
+                    a.convex | REVERSE
+                },
+                cost: [-c[0], -c[1], -c[2], -c[3]],
+            };
+        }
+        self.added = Vec::new();
+        self.slot = slot;
+        self.arcs = arcs;
+        start
+    }
+
+    /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
+    pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
+        let n = self.nodes;
+        let start = self.lay_out();
+        let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
         // Initial potentials: shortest distances in the initial DAG (edges go up in number).
         let mut reached = vec![false; n];
@@ -149,13 +214,13 @@ impl Network {
             if !reached[u] {
                 continue;
             }
-            for &e in &adj[start[u] as usize..start[u + 1] as usize] {
-                let e = e as usize;
-                if self.edges[e].cap <= 0 {
+            for s in arcs_of(u) {
+                let arc = self.arcs[s];
+                if arc.cap <= 0 {
                     continue;
                 }
-                let v = self.edges[e].to as usize;
-                let d = add(pi[u], self.cost(e));
+                let v = arc.to as usize;
+                let d = add(pi[u], self.cost(s));
                 if !reached[v] || d < pi[v] {
                     pi[v] = d;
                     reached[v] = true;
@@ -172,6 +237,8 @@ impl Network {
         let mut heap = BinaryHeap::new();
         let mut queue = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
+        let mut stack: Vec<u32> = Vec::new();
+        let mut path: Vec<usize> = Vec::new();
         loop {
             // Dijkstra on reduced costs, stopped once the sink is settled.
             for &v in &touched {
@@ -184,35 +251,49 @@ impl Network {
             reached[source as usize] = true;
             touched.push(source);
             heap.push(Reverse((ZERO, source)));
-            while let Some(Reverse((d, u))) = heap.pop() {
-                let ui = u as usize;
-                if done[ui] || d > dist[ui] {
+            // Nodes reached over a zero reduced cost sit at the distance being settled, the
+            // smallest left: they are settled straight from a stack, without the heap.
+            'settle: while let Some(Reverse((d, u))) = heap.pop() {
+                if done[u as usize] || d > dist[u as usize] {
                     continue;
                 }
-                done[ui] = true;
-                if u == sink {
-                    break;
-                }
-                for &e in &adj[start[ui] as usize..start[ui + 1] as usize] {
-                    let e = e as usize;
-                    if self.edges[e].cap <= 0 {
+                stack.push(u);
+                while let Some(x) = stack.pop() {
+                    let xi = x as usize;
+                    if done[xi] {
                         continue;
                     }
-                    let v = self.edges[e].to as usize;
-                    if done[v] {
-                        continue;
+                    done[xi] = true;
+                    if x == sink {
+                        break 'settle;
                     }
-                    let nd = add(d, sub(add(self.cost(e), pi[ui]), pi[v]));
-                    if !reached[v] || nd < dist[v] {
-                        if !reached[v] {
-                            reached[v] = true;
-                            touched.push(v as u32);
+                    let base = add(d, pi[xi]);
+                    for s in arcs_of(xi) {
+                        let arc = &self.arcs[s];
+                        if arc.cap <= 0 {
+                            continue;
                         }
-                        dist[v] = nd;
-                        heap.push(Reverse((nd, v as u32)));
+                        let v = arc.to as usize;
+                        if done[v] {
+                            continue;
+                        }
+                        let nd = sub(add(base, self.cost(s)), pi[v]);
+                        if !reached[v] || nd < dist[v] {
+                            if !reached[v] {
+                                reached[v] = true;
+                                touched.push(v as u32);
+                            }
+                            dist[v] = nd;
+                            if nd == d {
+                                stack.push(v as u32);
+                            } else {
+                                heap.push(Reverse((nd, v as u32)));
+                            }
+                        }
                     }
                 }
             }
+            stack.clear();
             if !done[sink as usize] {
                 break;
             }
@@ -225,24 +306,29 @@ impl Network {
 
             // Blocking flows on the zero-reduced-cost subgraph.
             loop {
-                let admissible = |net: &Network, e: usize, u: usize, pi: &[Cost]| {
-                    net.edges[e].cap > 0 && add(net.cost(e), pi[u]) == pi[net.edges[e].to as usize]
-                };
-                // BFS levels.
+                // BFS levels, up to the sink's: the search stops when the sink is labelled.
+                // Every node below the sink's level is labelled by then, and a node at or
+                // beyond it lies on no shortest admissible path to the sink, so leaving it
+                // unlabelled only spares the augmenting search a dead end; the paths found,
+                // and so the flow, are the same.
                 level.fill(u32::MAX);
                 level[source as usize] = 0;
                 queue.clear();
                 queue.push(source);
                 let mut head = 0;
-                while head < queue.len() {
+                'bfs: while head < queue.len() {
                     let u = queue[head] as usize;
                     head += 1;
-                    for &e in &adj[start[u] as usize..start[u + 1] as usize] {
-                        let e = e as usize;
-                        let v = self.edges[e].to as usize;
-                        if level[v] == u32::MAX && admissible(self, e, u, &pi) {
+                    let pu = pi[u];
+                    for s in arcs_of(u) {
+                        let arc = &self.arcs[s];
+                        let v = arc.to as usize;
+                        if level[v] == u32::MAX && arc.cap > 0 && add(self.cost(s), pu) == pi[v] {
                             level[v] = level[u] + 1;
                             queue.push(v as u32);
+                            if v == sink as usize {
+                                break 'bfs;
+                            }
                         }
                     }
                 }
@@ -253,22 +339,18 @@ impl Network {
                     it[v as usize] = start[v as usize];
                 }
                 // Iterative DFS augmentations with current-arc pointers.
-                let mut path: Vec<usize> = Vec::new();
                 let mut u = source as usize;
                 loop {
                     if u == sink as usize {
                         let mut push = i32::MAX;
-                        for &e in &path {
-                            let lim = if self.edges[e].convex == NONE {
-                                self.edges[e].cap
-                            } else {
-                                1
-                            };
-                            push = push.min(lim);
+                        for &s in &path {
+                            let arc = &self.arcs[s];
+                            push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
                         }
-                        for &e in &path {
-                            self.edges[e].cap -= push;
-                            self.edges[e ^ 1].cap += push;
+                        for &s in &path {
+                            let rev = self.arcs[s].rev as usize;
+                            self.arcs[s].cap -= push;
+                            self.arcs[rev].cap += push;
                         }
                         total += i64::from(push);
                         path.clear();
@@ -277,10 +359,14 @@ impl Network {
                     }
                     let mut advanced = false;
                     while it[u] < start[u + 1] {
-                        let e = adj[it[u] as usize] as usize;
-                        let v = self.edges[e].to as usize;
-                        if level[v] == level[u] + 1 && admissible(self, e, u, &pi) {
-                            path.push(e);
+                        let s = it[u] as usize;
+                        let arc = &self.arcs[s];
+                        let v = arc.to as usize;
+                        if level[v] == level[u] + 1
+                            && arc.cap > 0
+                            && add(self.cost(s), pi[u]) == pi[v]
+                        {
+                            path.push(s);
                             u = v;
                             advanced = true;
                             break;
@@ -291,8 +377,8 @@ impl Network {
                         level[u] = u32::MAX;
                         match path.pop() {
                             None => break,
-                            Some(e) => {
-                                u = self.edges[e ^ 1].to as usize;
+                            Some(s) => {
+                                u = self.arcs[self.arcs[s].rev as usize].to as usize;
                                 it[u] += 1;
                             }
                         }

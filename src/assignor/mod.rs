@@ -93,6 +93,8 @@ mod claims;
 mod classes;
 mod components;
 mod flow;
+#[cfg(test)]
+mod flow_reference;
 mod problem;
 pub mod range;
 pub mod uniform;

@@ -4,7 +4,8 @@
 //! Matrix: members {100, 1000, 10000} × partitions per member {10, 50} × topics {10, 100,
 //! 1000} (partitions per topic = members × ratio / topics; cells where that is below one are
 //! skipped) × subscriptions (homogeneous, 5 disjoint buckets, each member a random half of the
-//! topics) × full / one member joins / one member leaves × racks off / on. Incremental cases
+//! topics) × full / one member joins / one member leaves × racks off / on; `--members`,
+//! `--ratios`, `--topics` and `--subscriptions` pick a part of it. Incremental cases
 //! start from the stable assignment that the same assignor gives the full case (not timed).
 //! Times are CPU time of the measuring thread (wall time where Linux's per-thread schedstat is
 //! missing), so that other processes on a shared machine do not inflate them.
@@ -85,6 +86,15 @@ pub struct BenchAssignorArgs {
     /// The member counts of the matrix to run (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = [100, 1000, 10_000])]
     members: Vec<usize>,
+    /// The partitions-per-member ratios of the matrix to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [10, 50])]
+    ratios: Vec<usize>,
+    /// The topic counts of the matrix to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [10, 100, 1000])]
+    topics: Vec<usize>,
+    /// The subscription kinds of the matrix to run (comma-separated: homog, buckets, overlap).
+    #[arg(long, value_delimiter = ',', default_values_t = ["homog".to_owned(), "buckets".to_owned(), "overlap".to_owned()])]
+    subscriptions: Vec<String>,
     /// Timed runs per case after the warm-up (fewer for cases slower than a second).
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -112,6 +122,17 @@ enum Subs {
     Overlap,
 }
 
+impl Subs {
+    /// The kind's name in case names and in `--subscriptions`.
+    fn name(self) -> &'static str {
+        match self {
+            Subs::Homogeneous => "homog",
+            Subs::Buckets => "buckets",
+            Subs::Overlap => "overlap",
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Full,
@@ -125,6 +146,15 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
         .ok_or_else(|| Failure::input(format!("unknown assignor {:?}", args.assignor)))?;
     // The smoke test only needs each case to run.
     let runs = if args.quick { 1 } else { args.runs.max(1) };
+    if let Some(kind) = args
+        .subscriptions
+        .iter()
+        .find(|k| !["homog", "buckets", "overlap"].contains(&k.as_str()))
+    {
+        return Err(Failure::input(format!(
+            "unknown subscription kind {kind:?} (homog, buckets, overlap)"
+        )));
+    }
     let mut rows = Vec::new();
     if let Some(path) = &args.spec {
         let spec = GroupSpec::from_json(&read_text(Some(path))?).map_err(Failure::input)?;
@@ -133,8 +163,8 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
         rows.push(row);
     } else {
         let members: &[usize] = if args.quick { &[100] } else { &args.members };
-        let ratios: &[usize] = if args.quick { &[10] } else { &[10, 50] };
-        let topic_counts: &[usize] = if args.quick { &[10] } else { &[10, 100, 1000] };
+        let ratios: &[usize] = if args.quick { &[10] } else { &args.ratios };
+        let topic_counts: &[usize] = if args.quick { &[10] } else { &args.topics };
         let mut first = true;
         for &n in members {
             for &ratio in ratios {
@@ -144,16 +174,15 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
                         continue;
                     }
                     for subs in [Subs::Homogeneous, Subs::Buckets, Subs::Overlap] {
+                        if !args.subscriptions.iter().any(|k| k == subs.name()) {
+                            continue;
+                        }
                         for racks in [false, true] {
                             let full = matrix_spec(n, topics, per_topic, subs, racks);
                             for mode in [Mode::Full, Mode::Join, Mode::Leave] {
                                 let name = format!(
                                     "{n}m x {ratio}ppm x {topics}t {} {} racks-{}",
-                                    match subs {
-                                        Subs::Homogeneous => "homog",
-                                        Subs::Buckets => "buckets",
-                                        Subs::Overlap => "overlap",
-                                    },
+                                    subs.name(),
                                     match mode {
                                         Mode::Full => "full",
                                         Mode::Join => "join",
