@@ -85,11 +85,30 @@ pub enum DisruptionKind {
     Failover,
     /// A member changes its subscription.
     Subscribe,
+    /// A member's application thread hangs for good (a long assignment, a blocking callback)
+    /// while its heartbeat thread goes on: from then on it only sends heartbeats and handles
+    /// their answers, and consumes nothing. Not in the presets: the core has no poll-interval
+    /// timeout, so a stalled member the coordinator still counts holds its partitions unconsumed
+    /// (see [`crate::properties::converged`]).
+    Stall,
 }
 
 impl DisruptionKind {
     /// Every kind, in CLI order.
-    pub const ALL: [DisruptionKind; 8] = [
+    pub const ALL: [DisruptionKind; 9] = [
+        DisruptionKind::Join,
+        DisruptionKind::Leave,
+        DisruptionKind::Crash,
+        DisruptionKind::Bounce,
+        DisruptionKind::Isolate,
+        DisruptionKind::Leader,
+        DisruptionKind::Failover,
+        DisruptionKind::Subscribe,
+        DisruptionKind::Stall,
+    ];
+
+    /// The kinds the `ci` and `deep` presets enable: every kind but [`DisruptionKind::Stall`].
+    pub const PRESET: [DisruptionKind; 8] = [
         DisruptionKind::Join,
         DisruptionKind::Leave,
         DisruptionKind::Crash,
@@ -112,6 +131,7 @@ impl DisruptionKind {
             DisruptionKind::Leader => "leader",
             DisruptionKind::Failover => "failover",
             DisruptionKind::Subscribe => "subscribe",
+            DisruptionKind::Stall => "stall",
         }
     }
 
@@ -137,7 +157,8 @@ impl FromStr for DisruptionKind {
             .ok_or_else(|| ConfigError::Unknown {
                 what: "disruption kind",
                 value: s.to_owned(),
-                expected: "join, leave, crash, bounce, isolate, leader, failover, subscribe",
+                expected: "join, leave, crash, bounce, isolate, leader, failover, subscribe, \
+                           stall",
             })
     }
 }
@@ -197,7 +218,11 @@ impl FromStr for NetworkKind {
 pub struct Rules {
     /// The coordinator removes a member (session expiry, join or sync timeout) only once that
     /// member has stopped consuming: it crashed or left, or it is cut off and its own session or
-    /// rebalance timer has already stopped it. A connected member answers in time.
+    /// rebalance timer has already stopped it, or it is stalled (a `stall` disruption). A
+    /// connected member answers in time. A stalled member's session still does not expire while
+    /// its heartbeats would push the coordinator's session deadline out: they come every
+    /// heartbeat interval, well within the session timeout; the join and sync timeouts may evict
+    /// it.
     pub evict_only_stopped: bool,
     /// A member's own session and rebalance timers fire only while it is cut off from the
     /// coordinator (a connected member hears back within its session timeout) — except that a
@@ -356,8 +381,8 @@ impl Preset {
                         DisruptionKind::Failover,
                     ],
                 ),
-                Preset::Ci => (3, 3, 2, &DisruptionKind::ALL),
-                Preset::Deep => (3, 4, 3, &DisruptionKind::ALL),
+                Preset::Ci => (3, 3, 2, &DisruptionKind::PRESET),
+                Preset::Deep => (3, 4, 3, &DisruptionKind::PRESET),
             };
         ModelConfig {
             protocol,

@@ -312,6 +312,52 @@ impl RebalanceModel {
                 .all(|(t, _)| !matches!(t, MemberTimer::Session | MemberTimer::Rebalance))
     }
 
+    /// Whether the stalled member with this id keeps its session alive at the coordinator: its
+    /// heartbeat thread still beats (its heartbeat timer is armed) and a heartbeat of its,
+    /// arriving one interval later, would push the coordinator's session deadline for it out.
+    /// Real time then never lets that session expire.
+    #[must_use]
+    pub fn heartbeats_keep_session(state: &ModelState, id: &MemberId) -> bool {
+        let Some(member) = state
+            .slot_of(id)
+            .and_then(|slot| state.slots[slot].connected())
+        else {
+            return false;
+        };
+        let Some(epoch) = member.epoch() else {
+            return false;
+        };
+        if !member.timers().any(|(t, _)| t == MemberTimer::Heartbeat) {
+            return false;
+        }
+        let timer = CoordinatorTimer::Session(id.clone());
+        let deadline = |c: &Coordinator| c.timers().find(|(t, _)| *t == timer).map(|(_, d)| d);
+        let before = deadline(&state.coordinator);
+        let mut probe = state.coordinator.clone();
+        probe.handle_request(
+            NOW_MS + HEARTBEAT_INTERVAL_MS,
+            id.clone(),
+            Request::Heartbeat {
+                epoch,
+                generation: member.generation(),
+                member_id: id.clone(),
+            },
+        );
+        before.is_some() && deadline(&probe) != before
+    }
+
+    /// Whether `timer` may drop the stalled member `id` under the `evict_only_stopped` rule: it
+    /// consumes nothing, so the join and sync timeouts may, and so may its session expiry unless
+    /// its heartbeats keep that session alive.
+    fn stalled_evictable(state: &ModelState, id: &MemberId, timer: &CoordinatorTimer) -> bool {
+        let stalled = state
+            .slot_of(id)
+            .is_some_and(|slot| state.slots[slot].stalled);
+        stalled
+            && !(*timer == CoordinatorTimer::Session(id.clone())
+                && Self::heartbeats_keep_session(state, id))
+    }
+
     fn coordinator_timer_allowed(&self, state: &ModelState, timer: &CoordinatorTimer) -> bool {
         if !self.config.rules.evict_only_stopped || *timer == CoordinatorTimer::Load {
             return true;
@@ -323,10 +369,15 @@ impl RebalanceModel {
             .members()
             .keys()
             .filter(|id| !probe.members().contains_key(*id))
-            .all(|id| Self::expirable(state, id))
+            .all(|id| Self::expirable(state, id) || Self::stalled_evictable(state, id, timer))
     }
 
     fn member_timer_allowed(&self, state: &ModelState, slot: usize, timer: MemTimer) -> bool {
+        // Only the heartbeat thread of a stalled member works; its other timers belong to the
+        // hung application thread.
+        if state.slots[slot].stalled && timer != MemTimer::Heartbeat {
+            return false;
+        }
         let rules: Rules = self.config.rules;
         match timer {
             MemTimer::Session => {
@@ -364,7 +415,11 @@ impl RebalanceModel {
             if s.status != SlotStatus::Live {
                 continue;
             }
-            if on(DisruptionKind::Leave) {
+            if on(DisruptionKind::Stall) && !s.stalled {
+                out.push(Action::Disrupt(Disruption::Stall(slot)));
+            }
+            // Leaving and resubscribing are the hung application thread's work.
+            if on(DisruptionKind::Leave) && !s.stalled {
                 out.push(Action::Disrupt(Disruption::Leave(slot)));
             }
             if on(DisruptionKind::Crash) {
@@ -376,7 +431,7 @@ impl RebalanceModel {
             if on(DisruptionKind::Isolate) {
                 out.push(Action::Disrupt(Disruption::Isolate(slot)));
             }
-            if on(DisruptionKind::Subscribe) {
+            if on(DisruptionKind::Subscribe) && !s.stalled {
                 out.push(Action::Disrupt(Disruption::Subscribe(slot)));
             }
         }
@@ -395,6 +450,7 @@ impl RebalanceModel {
             && let Some(leader) = state.coordinator.leader()
             && let Some(slot) = state.slot_of(leader)
             && state.slots[slot].status == SlotStatus::Live
+            && !state.slots[slot].stalled
         {
             out.push(Action::Disrupt(Disruption::LeaderLeaves(slot)));
         }
@@ -415,9 +471,12 @@ impl RebalanceModel {
             state.log = compact_log(&state.log);
         }
         while let Some((to, response)) = state.coordinator.poll_transmit() {
-            let connected = state
-                .slot_of(&to)
-                .is_some_and(|s| state.slots[s].status == SlotStatus::Live);
+            // A stalled member's application thread never reads another answer: only its
+            // heartbeat thread's answers reach it (see `Disruption::Stall`).
+            let connected = state.slot_of(&to).is_some_and(|s| {
+                state.slots[s].status == SlotStatus::Live
+                    && (!state.slots[s].stalled || matches!(response, Response::Heartbeat { .. }))
+            });
             if connected {
                 state
                     .network
@@ -428,11 +487,14 @@ impl RebalanceModel {
             let id = Self::slot_member_id(state, slot);
             let s = &mut state.slots[slot];
             let connected = s.status == SlotStatus::Live;
+            let stalled = s.stalled;
             let Some(member) = s.member.as_mut() else {
                 continue;
             };
             while let Some(request) = member.poll_transmit() {
-                if connected {
+                // What a heartbeat answer makes a stalled member do (rejoin, commit) is the hung
+                // application thread's work in a real client: it is never sent.
+                if connected && (!stalled || matches!(request, Request::Heartbeat { .. })) {
                     state.network.send(
                         (id.clone(), Direction::ToCoordinator),
                         Payload::Request(request),
@@ -481,7 +543,9 @@ impl RebalanceModel {
             }
         }
         state.running().all(|(slot, m)| {
-            Self::slot_member_id(state, slot) == *from || !m.consuming().contains(partition)
+            Self::slot_member_id(state, slot) == *from
+                || state.slots[slot].stalled
+                || !m.consuming().contains(partition)
         })
     }
 
@@ -526,6 +590,8 @@ impl RebalanceModel {
             (Direction::ToMember, Payload::Response(response)) => {
                 if let Some(slot) = state.slot_of(&member)
                     && state.slots[slot].status == SlotStatus::Live
+                    && (!state.slots[slot].stalled
+                        || matches!(response, Response::Heartbeat { .. }))
                     && let Some(m) = state.slots[slot].member.as_mut()
                 {
                     m.handle_response(NOW_MS, response);
@@ -538,7 +604,11 @@ impl RebalanceModel {
 
     fn disrupt(&self, state: &mut ModelState, disruption: &Disruption) {
         state.disruptions_used += 1;
-        state.note |= u32::from(disruption.kind().bit());
+        // The note's kind bits (0..8) are all taken and bit 8 is a step note: the stall example
+        // reads the slot's flag instead.
+        if disruption.kind() != DisruptionKind::Stall {
+            state.note |= u32::from(disruption.kind().bit());
+        }
         match *disruption {
             Disruption::Join(slot) => {
                 let s = &mut state.slots[slot];
@@ -636,6 +706,25 @@ impl RebalanceModel {
                 state.coordinator =
                     Coordinator::recover(epoch, self.coordinator_config(), &state.log, NOW_MS);
             }
+            Disruption::Stall(slot) => {
+                // Answers already on their way to it are dropped, but for its heartbeat
+                // thread's: the hung application thread never reads them, and dropping them
+                // rather than leaving them undelivered keeps an ordered channel open for the
+                // heartbeat answers (the stall is for good, so nothing else can tell).
+                let id = Self::slot_member_id(state, slot);
+                let channel = (id, Direction::ToMember);
+                let mut kept = Vec::new();
+                while let Some(p) = state.network.take(&channel, 0) {
+                    if matches!(p, Payload::Response(Response::Heartbeat { .. })) {
+                        kept.push(p);
+                    }
+                }
+                state.network.purge(&channel);
+                for p in kept {
+                    state.network.send(channel.clone(), p);
+                }
+                state.slots[slot].stalled = true;
+            }
             Disruption::Subscribe(slot) => {
                 let last = 1u8 << (self.config.topics - 1);
                 let s = &mut state.slots[slot];
@@ -673,6 +762,7 @@ impl Model for RebalanceModel {
                     member: started.then(|| self.new_member(slot, 0, all_topics)),
                     topics: all_topics,
                     bounced_from: None,
+                    stalled: false,
                 }
             })
             .collect();

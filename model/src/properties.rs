@@ -11,11 +11,18 @@
 //!
 //! The liveness check proper (every fair bottom SCC converged) is in [`crate::liveness`], with
 //! [`converged`] as its goal.
+//!
+//! A *stalled* member (a `stall` disruption: its application thread hangs for good, its
+//! heartbeat thread goes on) consumes nothing, whatever its core state still holds. Like a
+//! crashed member it is left out of "no partition owned twice", "members consume only subscribed
+//! topics", the offset-commit check (it commits nothing; its holdings do not make another
+//! member's commit a non-owner's) and the convergence of the others; see [`converged`] for the
+//! one place it still counts.
 
 use std::collections::BTreeMap;
 
 use rebalance::TopicPartition;
-use rebalance::protocol::{GroupState, MemberState, Request};
+use rebalance::protocol::{GroupState, Member, MemberState, Request};
 use stateright::{Model, Property};
 
 use crate::config::{DisruptionKind, ProtocolKind};
@@ -23,9 +30,11 @@ use crate::model::RebalanceModel;
 use crate::network::Payload;
 use crate::state::{Action, MemTimer, ModelState, SlotStatus, note};
 
-/// No partition is consumed by two running members (connected or cut off) at once.
+/// No partition is consumed by two running members (connected or cut off; stalled members
+/// consume nothing) at once.
 pub const NO_DOUBLE_OWNERSHIP: &str = "no partition owned twice";
-/// Running members consume only partitions of topics they subscribe to.
+/// Running members consume only partitions of topics they subscribe to (stalled members consume
+/// nothing).
 pub const SUBSCRIBED_ONLY: &str = "members consume only subscribed topics";
 /// The group's generation never decreases (across failovers too).
 pub const GENERATIONS_MONOTONIC: &str = "generations never go back";
@@ -65,7 +74,7 @@ pub const EX_LOST: &str = "example: a member loses its partitions";
 pub const EX_SHARED_OUT: &str = "example: an assignment gives partitions to two members";
 
 /// Names of the per-kind disruption examples, in [`DisruptionKind::ALL`] order.
-pub const EX_KIND: [&str; 8] = [
+pub const EX_KIND: [&str; 9] = [
     "example: disruption join",
     "example: disruption leave",
     "example: disruption crash",
@@ -74,17 +83,25 @@ pub const EX_KIND: [&str; 8] = [
     "example: disruption leader",
     "example: disruption failover",
     "example: disruption subscribe",
+    "example: disruption stall",
 ];
 
-/// Every partition consumed by each running member, with the consumers.
+/// Every partition consumed by each running member that is not stalled, with the consumers.
 fn consumers(state: &ModelState) -> BTreeMap<&TopicPartition, usize> {
     let mut out = BTreeMap::new();
-    for (_, m) in state.running() {
+    for (_, m) in consuming_members(state) {
         for p in m.consuming() {
             *out.entry(p).or_insert(0) += 1;
         }
     }
     out
+}
+
+/// The running members that consume what their core state holds: all but the stalled ones.
+fn consuming_members(state: &ModelState) -> impl Iterator<Item = (usize, &Member)> {
+    state
+        .running()
+        .filter(|(slot, _)| !state.slots[*slot].stalled)
 }
 
 /// [`NO_DOUBLE_OWNERSHIP`].
@@ -96,7 +113,7 @@ pub fn no_double_ownership(_: &RebalanceModel, state: &ModelState) -> bool {
 /// [`SUBSCRIBED_ONLY`].
 #[must_use]
 pub fn subscribed_only(model: &RebalanceModel, state: &ModelState) -> bool {
-    state.running().all(|(slot, m)| {
+    consuming_members(state).all(|(slot, m)| {
         let topics = model.topics_of(state.slots[slot].topics);
         m.consuming().iter().all(|p| topics.contains(&p.topic))
     })
@@ -220,6 +237,7 @@ pub fn quiescent(model: &RebalanceModel, state: &ModelState) -> bool {
     // heartbeats are idle traffic.
     let unsettled = state.slots.iter().any(|s| {
         s.status != SlotStatus::Isolated
+            && !s.stalled
             && s.running()
                 .is_some_and(|m| !matches!(m.state(), MemberState::Stable))
     });
@@ -238,7 +256,23 @@ pub fn quiescent(model: &RebalanceModel, state: &ModelState) -> bool {
         }
         other => other.is_heartbeat(),
     };
-    if !state.network.iter().all(|(_, p)| current(p)) {
+    // A stalled member's heartbeats and their answers, whatever they say, are all it will ever
+    // exchange: idle traffic too.
+    let stalled = |id: &rebalance::MemberId| {
+        state
+            .slot_of(id)
+            .is_some_and(|slot| state.slots[slot].stalled)
+    };
+    let idle = |(member, _): &crate::network::ChannelId, p: &Payload| {
+        current(p)
+            || (stalled(member)
+                && matches!(
+                    p,
+                    Payload::Request(Request::Heartbeat { .. })
+                        | Payload::Response(rebalance::protocol::Response::Heartbeat { .. })
+                ))
+    };
+    if !state.network.iter().all(|(channel, p)| idle(channel, p)) {
         return false;
     }
     let mut actions = Vec::new();
@@ -254,6 +288,12 @@ pub fn quiescent(model: &RebalanceModel, state: &ModelState) -> bool {
 /// connected running members, each stable in the coordinator's generation; every partition of a
 /// topic some connected member subscribes to is consumed by exactly one connected member that
 /// subscribes to it; cut-off members consume nothing.
+///
+/// Stalled members: one the coordinator has evicted is left out, as a crashed one. One it still
+/// counts must be in its generation, and the partitions its core state holds count as its own
+/// (its state is otherwise not checked): they are not consumed, but only a poll-interval timeout
+/// (Kafka's `max.poll.interval.ms`, which the core does not have) would free them, and the
+/// rebalance protocol has done its part.
 #[must_use]
 pub fn converged(model: &RebalanceModel, state: &ModelState) -> bool {
     let c = &state.coordinator;
@@ -271,11 +311,14 @@ pub fn converged(model: &RebalanceModel, state: &ModelState) -> bool {
             }
             continue;
         }
-        connected += 1;
         let id = RebalanceModel::slot_member_id(state, slot);
+        if s.stalled && !c.members().contains_key(&id) {
+            continue;
+        }
+        connected += 1;
         if !c.members().contains_key(&id)
             || m.generation() != c.generation()
-            || *m.state() != MemberState::Stable
+            || (!s.stalled && *m.state() != MemberState::Stable)
         {
             return false;
         }
@@ -360,8 +403,13 @@ kind_example!(ex_leader, Leader);
 kind_example!(ex_failover, Failover);
 kind_example!(ex_subscribe, Subscribe);
 
+/// The stall example reads the slot flag: the step note has no bit left for its kind.
+fn ex_stall(_: &RebalanceModel, state: &ModelState) -> bool {
+    state.slots.iter().any(|s| s.stalled)
+}
+
 type Condition = fn(&RebalanceModel, &ModelState) -> bool;
-const KIND_EXAMPLES: [Condition; 8] = [
+const KIND_EXAMPLES: [Condition; 9] = [
     ex_join,
     ex_leave,
     ex_crash,
@@ -370,6 +418,7 @@ const KIND_EXAMPLES: [Condition; 8] = [
     ex_leader,
     ex_failover,
     ex_subscribe,
+    ex_stall,
 ];
 
 /// The properties of a model, depending on its configuration (examples that cannot happen in

@@ -39,6 +39,9 @@ pub struct Slot {
     /// What the previous incarnation consumed when it was bounced, until the new one has it all
     /// back (for the "bounce gets its partitions back" example).
     pub bounced_from: Option<BTreeSet<TopicPartition>>,
+    /// Its application thread hangs for good (a `stall` disruption): only its heartbeat thread
+    /// works, it consumes nothing.
+    pub stalled: bool,
 }
 
 impl Slot {
@@ -166,6 +169,8 @@ pub enum Disruption {
     Failover,
     /// Slot toggles its subscription to the last topic.
     Subscribe(usize),
+    /// Slot's application thread hangs for good; its heartbeats go on.
+    Stall(usize),
 }
 
 impl Disruption {
@@ -181,6 +186,7 @@ impl Disruption {
             Disruption::LeaderLeaves(_) => DisruptionKind::Leader,
             Disruption::Failover => DisruptionKind::Failover,
             Disruption::Subscribe(_) => DisruptionKind::Subscribe,
+            Disruption::Stall(_) => DisruptionKind::Stall,
         }
     }
 }

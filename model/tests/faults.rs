@@ -6,10 +6,15 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use rebalance::protocol::Fault;
+use rebalance::protocol::GroupState;
+use rebalance_model::config::{ModelConfig, NetworkKind};
 use rebalance_model::faults::{self, CATALOGUE, CatalogueEntry, Expectation, fault_name};
+use rebalance_model::liveness::{StateGraph, check_bottom_sccs};
 use rebalance_model::properties;
 use rebalance_model::regression::{LIVENESS, LIVENESS_REPLAY_LIMIT, violated_at_end};
-use rebalance_model::{Action, Expect, ModelState, RebalanceModel, Regression, liveness};
+use rebalance_model::{
+    Action, Disruption, Expect, ModelState, RebalanceModel, Regression, liveness,
+};
 use stateright::Model;
 
 fn regression_file(entry: &CatalogueEntry) -> PathBuf {
@@ -164,9 +169,21 @@ fn every_fault_has_a_counterexample_that_needs_the_fault() {
     }
 }
 
-/// The start of a run of KAFKA-12890's finding configuration in which the network loses the
-/// JoinGroup m0 sends when m1 joins: m0 keeps heartbeating (answered `RebalanceInProgress`) and
-/// the coordinator waits for its join.
+/// KAFKA-12890's first finding configuration (before the `stall` disruption existed): 2
+/// members, 1 partition, a network that may lose one message.
+fn lossy_config() -> ModelConfig {
+    let mut c = faults::entry("KAFKA-12890").unwrap().baseline();
+    c.partitions = 1;
+    c.disruptions = 0;
+    c.kinds = BTreeSet::new();
+    c.network = NetworkKind::Lossy;
+    c.network_faults = 1;
+    c
+}
+
+/// The start of a run of [`lossy_config`] in which the network loses the JoinGroup m0 sends
+/// when m1 joins: m0 keeps heartbeating (answered `RebalanceInProgress`) and the coordinator
+/// waits for its join.
 const LOST_JOIN: &str = r#"[
   {"deliver": {"member": "m0", "direction": "to-coordinator", "index": 0}},
   {"deliver": {"member": "m0", "direction": "to-member", "index": 0}},
@@ -203,8 +220,7 @@ fn rebalance_timer_enabled(model: &RebalanceModel, state: &ModelState) -> bool {
 /// the group then converges: a lost request does not make the correct protocol look stuck.
 #[test]
 fn a_lost_join_group_times_out_and_the_group_converges() {
-    let entry = faults::entry("KAFKA-12890").unwrap();
-    let model = entry.baseline().into_model().unwrap();
+    let model = lossy_config().into_model().unwrap();
     let actions: Vec<Action> = serde_json::from_str(LOST_JOIN).unwrap();
     let (states, taken) = enabled_prefix(&model, &actions);
     assert_eq!(taken, actions.len(), "the whole path replays");
@@ -230,13 +246,167 @@ fn a_lost_join_group_times_out_and_the_group_converges() {
     );
 }
 
-/// KAFKA-12890 is masked in this core: with and without the missing sync timeout, its finding
-/// configuration converges (`rebalance faults --verify` checks the same; the entry must turn
-/// into an ordinary one as soon as this fails).
+/// Whether the liveness check finds a stuck fair bottom SCC in `config`.
+fn stuck_somewhere(config: ModelConfig) -> bool {
+    let model = config.into_model().unwrap();
+    let graph = StateGraph::build(&model, model.init_states(), Action::is_fair, 100_000)
+        .expect("a small graph");
+    check_bottom_sccs(&graph, |s| properties::converged(&model, s))
+        .counterexample
+        .is_some()
+}
+
+/// KAFKA-12890 needs both of its switches: with the missing sync timeout alone the hung leader's
+/// refused heartbeats let its session expire, and with heartbeats accepted alone the sync
+/// timeout evicts it; only together is the group stuck (and the lossy network, with the
+/// member's own request timeout, never sticks it).
 #[test]
-fn kafka_12890_is_masked_both_ways() {
+fn kafka_12890_needs_both_switches_and_a_stall() {
     let entry = faults::entry("KAFKA-12890").unwrap();
-    assert!(matches!(entry.expect, Expectation::Masked { .. }));
-    let v = faults::verify(entry);
-    assert!(v.ok(), "{v:?}");
+    assert_eq!(entry.expect, Expectation::Found);
+    assert_eq!(entry.faults.len(), 2);
+    assert!(stuck_somewhere(entry.with_fault()));
+    assert!(!stuck_somewhere(entry.baseline()));
+    for fault in entry.faults {
+        let mut config = entry.baseline();
+        config.faults.push(fault_name(*fault));
+        assert!(!stuck_somewhere(config), "{fault:?} alone sticks the group");
+    }
+    let mut lossy = lossy_config();
+    entry.switch_on(&mut lossy).unwrap();
+    assert!(!stuck_somewhere(lossy), "a lost message sticks the group");
+}
+
+/// The regression's stall hits the leader after the coordinator sent it the JoinGroup answer
+/// of a new generation: its heartbeats go on under its old generation, and with the bug they
+/// keep its session alive, so no coordinator timer may evict it.
+#[test]
+fn kafka_12890_counterexample_stalls_the_leader_before_sync_group() {
+    let entry = faults::entry("KAFKA-12890").unwrap();
+    let regression = Regression::load(&regression_file(entry)).unwrap();
+    let trace = regression.replay().unwrap();
+    let model = entry.with_fault().into_model().unwrap();
+    let last = trace.states.last().expect("states");
+    let leader = last.coordinator.leader().expect("a leader").clone();
+    let slot = last.slot_of(&leader).expect("the leader runs");
+    assert!(last.slots[slot].stalled, "the stalled member leads");
+    assert!(matches!(
+        last.coordinator.state(),
+        GroupState::AwaitingSync { .. }
+    ));
+    assert!(RebalanceModel::heartbeats_keep_session(last, &leader));
+    let mut enabled = Vec::new();
+    model.actions(last, &mut enabled);
+    assert!(
+        !enabled
+            .iter()
+            .any(|a| matches!(a, Action::CoordinatorTimer(_))),
+        "no coordinator timer may fire: {enabled:?}"
+    );
+    // Without the bug the same state lets the coordinator go on (its session or the sync
+    // timeout evicts the hung leader).
+    let baseline = entry.baseline().into_model().unwrap();
+    let (states, _) = enabled_prefix(&baseline, &regression.actions);
+    let end = &states[states.len() - 1];
+    assert!(!RebalanceModel::heartbeats_keep_session(end, &leader));
+    enabled.clear();
+    baseline.actions(end, &mut enabled);
+    assert!(
+        enabled
+            .iter()
+            .any(|a| matches!(a, Action::CoordinatorTimer(_)))
+    );
+}
+
+/// A stalled member that is not the leader: stalled in a stable group its accepted heartbeats
+/// keep it in the group (no timer may evict it) and the group stays converged, its partitions
+/// counted as its own; stalled before it syncs, it is evicted and the others converge. Every
+/// such stall is in the finding configuration's state space, which holds every property (the
+/// catalogue verification); here the first case is shown directly.
+#[test]
+fn a_stalled_non_leader_in_a_stable_group_stays_and_the_group_stays_converged() {
+    let entry = faults::entry("KAFKA-12890").unwrap();
+    for config in [entry.baseline(), entry.with_fault()] {
+        let model = config.into_model().unwrap();
+        // Run until a quiescent converged state with two members consuming, with the budget
+        // unspent: a breadth-first walk of the state space.
+        let mut seen = std::collections::HashSet::new();
+        let mut queue: std::collections::VecDeque<ModelState> =
+            model.init_states().into_iter().collect();
+        let mut stable = None;
+        while let Some(state) = queue.pop_front() {
+            if properties::converged(&model, &state)
+                && state.network.is_empty()
+                && state.running().all(|(_, m)| !m.consuming().is_empty())
+                && state.disruptions_used == 0
+            {
+                stable = Some(state);
+                break;
+            }
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            for a in actions {
+                if matches!(a, Action::Disrupt(_)) {
+                    continue;
+                }
+                if let Some(next) = model.next_state(&state, a)
+                    && model.within_boundary(&next)
+                    && seen.insert(format!("{next:?}"))
+                {
+                    queue.push_back(next);
+                }
+            }
+        }
+        let stable = stable.expect("a stable group of two");
+        let leader = stable.coordinator.leader().unwrap().clone();
+        let other = (0..2)
+            .find(|s| RebalanceModel::slot_member_id(&stable, *s) != leader)
+            .unwrap();
+        let stalled = model
+            .next_state(&stable, Action::Disrupt(Disruption::Stall(other)))
+            .unwrap();
+        assert!(properties::converged(&model, &stalled));
+        assert!(properties::quiescent(&model, &stalled));
+        let id = RebalanceModel::slot_member_id(&stalled, other);
+        assert!(RebalanceModel::heartbeats_keep_session(&stalled, &id));
+        assert!(
+            !liveness::is_stuck(
+                &model,
+                stalled,
+                Action::is_fair,
+                |s| properties::converged(&model, s),
+                LIVENESS_REPLAY_LIMIT,
+            )
+            .unwrap()
+        );
+    }
+}
+
+/// A stall breaks the properties' teeth nowhere: the stalled member's holdings do not count as
+/// consumption, and without that exclusion the same states would report a double owner.
+#[test]
+fn a_stalled_member_consumes_nothing() {
+    let entry = faults::entry("KAFKA-12890").unwrap();
+    let model = entry.baseline().into_model().unwrap();
+    let regression = Regression::load(&regression_file(entry)).unwrap();
+    let (states, _) = enabled_prefix(&model, &regression.actions);
+    let mut end = states[states.len() - 1].clone();
+    let stalled = (0..end.slots.len())
+        .find(|s| end.slots[*s].stalled)
+        .unwrap();
+    assert!(
+        !end.slots[stalled]
+            .member
+            .as_ref()
+            .unwrap()
+            .consuming()
+            .is_empty()
+    );
+    // Another member holding the same partitions: fine while the first is stalled, a double
+    // owner once it is not.
+    let other = 1 - stalled;
+    end.slots[other].member = end.slots[stalled].member.clone();
+    assert!(properties::no_double_ownership(&model, &end));
+    end.slots[stalled].stalled = false;
+    assert!(!properties::no_double_ownership(&model, &end));
 }

@@ -523,6 +523,42 @@ mod faults {
         assert!(fixed.timers().any(|(t, _)| t == CoordinatorTimer::Sync));
     }
 
+    /// KAFKA-12890: with the fault a heartbeat under an older generation, refused as before,
+    /// still pushes the session deadline out while the group awaits sync (and only then).
+    #[test]
+    fn heartbeat_keeps_session_while_awaiting_sync() {
+        let session = |c: &Coordinator| {
+            c.timers()
+                .find(|(t, _)| *t == CoordinatorTimer::Session(id("A")))
+                .map(|(_, d)| d)
+        };
+        for (fault, kept) in [
+            (Some(Fault::HeartbeatKeepsSessionWhileAwaitingSync), true),
+            (None, false),
+        ] {
+            let mut c = match fault {
+                Some(f) => Coordinator::new(E0, config(f)),
+                None => Coordinator::new(E0, CoordinatorConfig::default()),
+            };
+            join(&mut c, 0, "A");
+            assert!(matches!(c.state(), GroupState::AwaitingSync { .. }));
+            let before = session(&c);
+            assert_eq!(
+                heartbeat(&mut c, 100, "A", 0),
+                Err(ErrorCode::IllegalGeneration)
+            );
+            assert_eq!(session(&c) != before, kept, "fault {fault:?}");
+            sync(&mut c, 100, "A", 1, &[("A", b"a")]);
+            let stable = session(&c);
+            let _ = heartbeat(&mut c, 200, "A", 0);
+            assert_eq!(
+                session(&c),
+                stable,
+                "stable: an old generation never counts"
+            );
+        }
+    }
+
     /// KAFKA-2017: with the fault nothing is written and a recovered coordinator knows nothing.
     #[test]
     fn no_persistence_forgets_the_group() {

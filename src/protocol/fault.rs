@@ -22,6 +22,13 @@ pub enum Fault {
     /// The coordinator arms no sync timeout: a group whose leader never syncs awaits sync forever
     /// (KAFKA-12890).
     NoSyncTimeout,
+    /// While the group awaits sync, a heartbeat from any member of the group resets that
+    /// member's session timer whatever generation it was sent under (the answer is unchanged),
+    /// as Kafka's coordinator did in `CompletingRebalance`, where members heartbeat under the
+    /// generation they just joined. Together with [`Fault::NoSyncTimeout`] a leader that hangs
+    /// before SyncGroup while its heartbeats go on keeps the group awaiting sync forever
+    /// (KAFKA-12890).
+    HeartbeatKeepsSessionWhileAwaitingSync,
     /// The coordinator neither writes group metadata to its log nor reloads it after failover
     /// (KAFKA-2017).
     NoPersistence,
@@ -35,11 +42,12 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in a stable order.
-    pub const ALL: [Fault; 7] = [
+    pub const ALL: [Fault; 8] = [
         Fault::TrustAllClaims,
         Fault::AssignRevokedSameRound,
         Fault::StaleErrorResets,
         Fault::NoSyncTimeout,
+        Fault::HeartbeatKeepsSessionWhileAwaitingSync,
         Fault::NoPersistence,
         Fault::NoOwnSessionTimer,
         Fault::ZeroDelayWithholds,
@@ -52,7 +60,7 @@ impl Fault {
             Fault::TrustAllClaims => "KAFKA-7026",
             Fault::AssignRevokedSameRound => "KAFKA-14639",
             Fault::StaleErrorResets => "KAFKA-9823",
-            Fault::NoSyncTimeout => "KAFKA-12890",
+            Fault::NoSyncTimeout | Fault::HeartbeatKeepsSessionWhileAwaitingSync => "KAFKA-12890",
             Fault::NoPersistence => "KAFKA-2017",
             Fault::NoOwnSessionTimer => "KAFKA-9184",
             Fault::ZeroDelayWithholds => "KAFKA-15693",

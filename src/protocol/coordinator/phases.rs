@@ -300,6 +300,11 @@ impl Coordinator {
             return Err(ErrorCode::UnknownMemberId);
         }
         if generation != self.generation {
+            if fault_on!(self.config, HeartbeatKeepsSessionWhileAwaitingSync)
+                && matches!(self.state, GroupState::AwaitingSync { .. })
+            {
+                self.arm_session(now_ms, member_id);
+            }
             return Err(ErrorCode::IllegalGeneration);
         }
         match &self.state {
