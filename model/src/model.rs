@@ -17,6 +17,7 @@
 //! next is the model's nondeterministic choice, restricted only by the timing [`Rules`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rebalance::protocol::embedded::{AssignmentFormat, decode_assignment};
 use rebalance::protocol::{
@@ -160,6 +161,16 @@ impl RebalanceModel {
             .collect()
     }
 
+    /// Whether `topic` is among the topics selected by a bitmask (no allocation, unlike
+    /// [`RebalanceModel::topics_of`]).
+    #[must_use]
+    pub fn topic_in(&self, mask: u8, topic: &str) -> bool {
+        self.topic_names
+            .iter()
+            .position(|t| t == topic)
+            .is_some_and(|i| mask & (1 << i) != 0)
+    }
+
     /// The encoding the leader uses for assignments under the configured protocol.
     #[must_use]
     pub fn assignment_format(&self) -> AssignmentFormat {
@@ -210,7 +221,12 @@ impl RebalanceModel {
     /// The id of the member running in `slot` (whatever its status).
     #[must_use]
     pub fn slot_member_id(state: &ModelState, slot: usize) -> MemberId {
-        member_id(slot, state.slots[slot].incarnation)
+        let s = &state.slots[slot];
+        match &s.member {
+            // The running incarnation's config holds the same id: no formatting.
+            Some(m) => m.id().clone(),
+            None => member_id(slot, s.incarnation),
+        }
     }
 
     /// Whether the coordinator holds a request of this member (a JoinGroup in the join phase,
@@ -236,9 +252,9 @@ impl RebalanceModel {
         if s.status == SlotStatus::Isolated {
             return true;
         }
-        let id = Self::slot_member_id(state, slot);
-        !state.network.has_traffic(&id)
-            && !Self::held(state, &id)
+        let id = member.id();
+        !state.network.has_traffic(id)
+            && !Self::held(state, id)
             && member
                 .timers()
                 .all(|(t, _)| matches!(t, MemberTimer::Session | MemberTimer::Rebalance))
@@ -266,7 +282,15 @@ impl RebalanceModel {
         if !self.config.rules.evict_only_stopped || *timer == CoordinatorTimer::Load {
             return true;
         }
-        let mut probe = state.coordinator.clone();
+        // A session expiry always removes its member first (the core's `remove_member`), so a
+        // member that may not be dropped rules it out without probing a copy of the coordinator.
+        if let CoordinatorTimer::Session(id) = timer
+            && state.coordinator.members().contains_key(id)
+            && !Self::expirable(state, id)
+        {
+            return false;
+        }
+        let mut probe = Coordinator::clone(&state.coordinator);
         probe.handle_timer(NOW_MS, timer.clone());
         state
             .coordinator
@@ -350,36 +374,21 @@ impl RebalanceModel {
 
     /// Drains every output of the coordinator and the running members into the log and the
     /// network, recording events in the step notes.
+    ///
+    /// Only actors this step changed can have output: every stored state is fully drained, and
+    /// a step copies an actor (`Arc::make_mut`) before feeding it, so an actor still shared with
+    /// the previous state is untouched and skipped without a copy.
     fn pump(&self, state: &mut ModelState) {
-        let mut persisted = false;
-        while let Some(record) = state.coordinator.poll_persist() {
-            state.log.push(record);
-            persisted = true;
-        }
-        if persisted {
-            state.log = compact_log(&state.log);
-        }
-        while let Some((to, response)) = state.coordinator.poll_transmit() {
-            let connected = state
-                .slot_of(&to)
-                .is_some_and(|s| state.slots[s].status == SlotStatus::Live);
-            if connected {
-                state
-                    .network
-                    .send((to, Direction::ToMember), Payload::Response(response));
-            }
-        }
-        for slot in 0..state.slots.len() {
-            let id = Self::slot_member_id(state, slot);
-            let s = &mut state.slots[slot];
+        self.pump_coordinator(state, &mut |_, _| {});
+        for s in &mut state.slots {
             let connected = s.status == SlotStatus::Live;
-            let Some(member) = s.member.as_mut() else {
+            let Some(member) = s.member.as_mut().and_then(Arc::get_mut) else {
                 continue;
             };
             while let Some(request) = member.poll_transmit() {
                 if connected {
                     state.network.send(
-                        (id.clone(), Direction::ToCoordinator),
+                        (member.id().clone(), Direction::ToCoordinator),
                         Payload::Request(request),
                     );
                 }
@@ -398,6 +407,42 @@ impl RebalanceModel {
                     state.note |= note::BOUNCE_REGAINED;
                 }
                 s.bounced_from = None;
+            }
+        }
+    }
+
+    /// Drains the coordinator's records into the log and its responses into the network
+    /// (`inspect` sees every response first), when this step changed it.
+    fn pump_coordinator(
+        &self,
+        state: &mut ModelState,
+        inspect: &mut dyn FnMut(&MemberId, &Response),
+    ) {
+        let Some(coordinator) = Arc::get_mut(&mut state.coordinator) else {
+            return;
+        };
+        let mut records = Vec::new();
+        while let Some(record) = coordinator.poll_persist() {
+            records.push(record);
+        }
+        let mut responses = Vec::new();
+        while let Some(out) = coordinator.poll_transmit() {
+            responses.push(out);
+        }
+        if !records.is_empty() {
+            let mut log = Vec::clone(&state.log);
+            log.extend(records);
+            state.log = Arc::new(compact_log(&log));
+        }
+        for (to, response) in responses {
+            inspect(&to, &response);
+            let connected = state
+                .slot_of(&to)
+                .is_some_and(|s| state.slots[s].status == SlotStatus::Live);
+            if connected {
+                state
+                    .network
+                    .send((to, Direction::ToMember), Payload::Response(response));
             }
         }
     }
@@ -441,25 +486,26 @@ impl RebalanceModel {
                     } => Some((*generation, partition.clone())),
                     _ => None,
                 };
-                state
-                    .coordinator
-                    .handle_request(NOW_MS, member.clone(), request);
+                Arc::make_mut(&mut state.coordinator).handle_request(
+                    NOW_MS,
+                    member.clone(),
+                    request,
+                );
                 if let Some((generation, partition)) = commit {
-                    // Peek at the answer without consuming it: the pump sends it.
-                    let mut probe = state.coordinator.clone();
+                    // Look at the answer as it goes out.
                     let mut accepted = false;
-                    while let Some((to, r)) = probe.poll_transmit() {
-                        if to == member
+                    self.pump_coordinator(state, &mut |to, r| {
+                        if *to == member
                             && let Response::OffsetCommit {
                                 partition: p,
                                 result: Ok(()),
                                 ..
-                            } = &r
+                            } = r
                             && *p == partition
                         {
                             accepted = true;
                         }
-                    }
+                    });
                     if accepted {
                         state.note |= note::COMMIT_ACCEPTED;
                         if !self.commit_from_owner(state, &member, generation, &partition) {
@@ -473,7 +519,7 @@ impl RebalanceModel {
                     && state.slots[slot].status == SlotStatus::Live
                     && let Some(m) = state.slots[slot].member.as_mut()
                 {
-                    m.handle_response(NOW_MS, response);
+                    Arc::make_mut(m).handle_response(NOW_MS, response);
                 }
             }
             // A payload never travels the wrong way; nothing to do.
@@ -488,11 +534,11 @@ impl RebalanceModel {
             Disruption::Join(slot) => {
                 let s = &mut state.slots[slot];
                 s.status = SlotStatus::Live;
-                s.member = Some(self.new_member(slot, s.incarnation, s.topics));
+                s.member = Some(Arc::new(self.new_member(slot, s.incarnation, s.topics)));
             }
             Disruption::Leave(slot) | Disruption::LeaderLeaves(slot) => {
                 if let Some(m) = state.slots[slot].member.as_mut() {
-                    m.leave(NOW_MS);
+                    Arc::make_mut(m).leave(NOW_MS);
                 }
                 self.pump(state);
                 let id = Self::slot_member_id(state, slot);
@@ -519,7 +565,7 @@ impl RebalanceModel {
                     .unwrap_or_default();
                 s.incarnation += 1;
                 s.bounced_from = Some(before);
-                s.member = Some(self.new_member(slot, s.incarnation, s.topics));
+                s.member = Some(Arc::new(self.new_member(slot, s.incarnation, s.topics)));
             }
             Disruption::Isolate(slot) => {
                 let id = Self::slot_member_id(state, slot);
@@ -578,8 +624,12 @@ impl RebalanceModel {
                     }
                 }
                 let epoch = CoordinatorEpoch(old_epoch.0 + 1);
-                state.coordinator =
-                    Coordinator::recover(epoch, self.coordinator_config(), &state.log, NOW_MS);
+                state.coordinator = Arc::new(Coordinator::recover(
+                    epoch,
+                    self.coordinator_config(),
+                    &state.log,
+                    NOW_MS,
+                ));
             }
             Disruption::Subscribe(slot) => {
                 let last = 1u8 << (self.config.topics - 1);
@@ -587,7 +637,7 @@ impl RebalanceModel {
                 s.topics ^= last;
                 let topics = self.topics_of(s.topics);
                 if let Some(m) = s.member.as_mut() {
-                    m.subscribe(NOW_MS, topics);
+                    Arc::make_mut(m).subscribe(NOW_MS, topics);
                 }
             }
         }
@@ -615,15 +665,18 @@ impl Model for RebalanceModel {
                         SlotStatus::Unstarted
                     },
                     incarnation: 0,
-                    member: started.then(|| self.new_member(slot, 0, all_topics)),
+                    member: started.then(|| Arc::new(self.new_member(slot, 0, all_topics))),
                     topics: all_topics,
                     bounced_from: None,
                 }
             })
             .collect();
         let mut state = ModelState {
-            coordinator: Coordinator::new(CoordinatorEpoch(1), self.coordinator_config()),
-            log: Vec::new(),
+            coordinator: Arc::new(Coordinator::new(
+                CoordinatorEpoch(1),
+                self.coordinator_config(),
+            )),
+            log: Arc::new(Vec::new()),
             slots,
             network: Network::new(self.config.network != NetworkKind::Unordered),
             disruptions_used: 0,
@@ -711,8 +764,7 @@ impl Model for RebalanceModel {
             }
             Action::CoordinatorTimer(timer) => {
                 let loading = matches!(state.coordinator.state(), GroupState::Loading { .. });
-                state
-                    .coordinator
+                Arc::make_mut(&mut state.coordinator)
                     .handle_timer(NOW_MS, CoordinatorTimer::from(timer));
                 if loading && state.coordinator.generation().0 >= 1 {
                     state.note |= note::GENERATION_SURVIVED_FAILOVER;
@@ -720,7 +772,7 @@ impl Model for RebalanceModel {
             }
             Action::MemberTimer { slot, timer } => {
                 let m = state.slots.get_mut(*slot)?.member.as_mut()?;
-                m.handle_timer(NOW_MS, core_member_timer(*timer));
+                Arc::make_mut(m).handle_timer(NOW_MS, core_member_timer(*timer));
             }
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }
