@@ -290,6 +290,12 @@ pub struct ModelConfig {
     /// Core fault switches (`rebalance::protocol::fault`), by name.
     #[serde(default)]
     pub faults: Vec<String>,
+    /// Start from the formed group instead of its formation: the initial state is the first
+    /// converged state of one fixed, fault-free schedule from the cold start (see
+    /// [`RebalanceModel::settle`](crate::model::RebalanceModel::settle)), so the search spends
+    /// its budget on the disruptions rather than on every interleaving of the first joins.
+    #[serde(default)]
+    pub start_stable: bool,
 }
 
 impl Default for ModelConfig {
@@ -308,9 +314,13 @@ fn default_max_generation() -> i32 {
 pub enum Preset {
     /// Seconds: 2 members, 1 topic of 2 partitions, 1 disruption.
     Quick,
-    /// The brief's CI size: 3 members, 3 partitions, 2 disruptions of every kind (failover
-    /// included). Measured: more than 2.5 M unique states for eager alone after 10 minutes on
-    /// a loaded 2-core machine, so it does not fit a 15-minute CI budget yet; CI runs `quick`.
+    /// The exhaustive CI run: 3 members, 1 topic of 3 partitions, 2 disruptions including a
+    /// coordinator failover, from the formed group ([`ModelConfig::start_stable`]). Kinds:
+    /// failover, crash, leave, leader and isolate for eager and cooperative; failover, crash and
+    /// leave (generations up to 4) for deferred, failover and crash (generations up to 4) for
+    /// incremental, whose held-back partitions and batched moves multiply the rounds. `join` and
+    /// `bounce` bring a cold member in and `subscribe` a rejoin per member; each alone makes the
+    /// space several times larger (README "Model" has the measurements).
     Ci,
     /// For manual runs: 3 members, 4 partitions, 3 disruptions.
     Deep,
@@ -349,9 +359,13 @@ impl Preset {
                         DisruptionKind::Failover,
                     ],
                 ),
-                Preset::Ci => (3, 3, 2, &DisruptionKind::ALL),
+                Preset::Ci => (3, 3, 2, ci_kinds(protocol)),
                 Preset::Deep => (3, 4, 3, &DisruptionKind::ALL),
             };
+        let max_generation = match (self, protocol) {
+            (Preset::Ci, ProtocolKind::Deferred | ProtocolKind::Incremental) => 4,
+            _ => default_max_generation(),
+        };
         ModelConfig {
             protocol,
             assignor: "model-sticky".to_owned(),
@@ -364,10 +378,23 @@ impl Preset {
             network_faults: 1,
             delay_ms: 3_000,
             max_moves: 1,
-            max_generation: default_max_generation(),
+            max_generation,
             rules: Rules::default(),
             faults: Vec::new(),
+            start_stable: matches!(self, Preset::Ci),
         }
+    }
+}
+
+/// The `ci` preset's disruption kinds per protocol (see [`Preset::Ci`]).
+fn ci_kinds(protocol: ProtocolKind) -> &'static [DisruptionKind] {
+    use DisruptionKind::{Crash, Failover, Isolate, Leader, Leave};
+    match protocol {
+        ProtocolKind::Eager | ProtocolKind::Cooperative => {
+            &[Failover, Crash, Leave, Leader, Isolate]
+        }
+        ProtocolKind::Deferred => &[Failover, Crash, Leave],
+        ProtocolKind::Incremental => &[Failover, Crash],
     }
 }
 
@@ -457,9 +484,15 @@ mod tests {
                 preset.config(p).validate().unwrap();
             }
         }
-        let ci = Preset::Ci.config(ProtocolKind::Eager);
-        assert!(ci.members >= 3 && ci.partitions >= 3 && ci.disruptions >= 2);
-        assert!(ci.kinds.contains(&DisruptionKind::Failover));
+        for p in ProtocolKind::ALL {
+            let ci = Preset::Ci.config(p);
+            assert!(ci.members >= 3 && ci.partitions >= 3 && ci.disruptions >= 2);
+            assert!(ci.kinds.contains(&DisruptionKind::Failover), "{p}");
+            assert!(
+                ci.kinds.len() >= 2,
+                "{p}: failover and at least one member disruption"
+            );
+        }
     }
 
     #[test]

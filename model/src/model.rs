@@ -44,6 +44,9 @@ pub const REBALANCE_TIMEOUT_MS: u64 = 30_000;
 /// Members' heartbeat interval.
 pub const HEARTBEAT_INTERVAL_MS: u64 = 3_000;
 
+/// The longest schedule [`RebalanceModel::settle`] runs.
+pub const SETTLE_STEPS: usize = 1_000;
+
 /// The rebalance model for one configuration.
 #[derive(Clone, Debug)]
 pub struct RebalanceModel {
@@ -372,6 +375,43 @@ impl RebalanceModel {
         }
     }
 
+    /// Runs one fixed schedule from `state` until the group has converged (or
+    /// [`SETTLE_STEPS`] steps): deliver the first message in flight, else fire the first
+    /// timer that is not a heartbeat, else the first heartbeat; never a disruption or a network
+    /// fault. Every step is an ordinary model step, so the result is a reachable state and a
+    /// path from it is a path of the full model.
+    #[must_use]
+    pub fn settle(&self, mut state: ModelState) -> ModelState {
+        let rank = |a: &Action| match a {
+            Action::Deliver { .. } => 0,
+            Action::CoordinatorTimer(_) => 1,
+            Action::MemberTimer { timer, .. } if *timer != MemTimer::Heartbeat => 2,
+            Action::MemberTimer { .. } => 3,
+            Action::Drop { .. } | Action::Duplicate { .. } | Action::Disrupt(_) => 4,
+        };
+        let mut actions = Vec::new();
+        for _ in 0..SETTLE_STEPS {
+            if crate::properties::converged(self, &state) {
+                break;
+            }
+            actions.clear();
+            self.actions(&state, &mut actions);
+            let Some(action) = actions
+                .drain(..)
+                .filter(|a| rank(a) < 4)
+                .min_by_key(|a| rank(a))
+            else {
+                break;
+            };
+            match self.next_state(&state, action) {
+                Some(next) => state = next,
+                None => break,
+            }
+        }
+        state.note = 0;
+        state
+    }
+
     /// Drains every output of the coordinator and the running members into the log and the
     /// network, recording events in the step notes.
     ///
@@ -686,6 +726,9 @@ impl Model for RebalanceModel {
         };
         self.pump(&mut state);
         state.note = 0;
+        if self.config.start_stable {
+            state = self.settle(state);
+        }
         vec![state]
     }
 
