@@ -87,6 +87,7 @@ pub fn is_member_id(id: &MemberId, slot: usize, incarnation: u8) -> bool {
     };
     let number_is = |text: &str, n: usize| {
         !text.is_empty()
+            && text.bytes().all(|b| b.is_ascii_digit())
             && (text == "0" || !text.starts_with('0'))
             && text.parse::<usize>().is_ok_and(|v| v == n)
     };
