@@ -322,6 +322,12 @@ pub struct ModelConfig {
     /// Core fault switches (`rebalance::protocol::fault`), by name.
     #[serde(default)]
     pub faults: Vec<String>,
+    /// Start from the formed group instead of its formation: the initial state is the first
+    /// converged state of one fixed, fault-free schedule from the cold start (see
+    /// [`RebalanceModel::settle`](crate::model::RebalanceModel::settle)), so the search spends
+    /// its budget on the disruptions rather than on every interleaving of the first joins.
+    #[serde(default)]
+    pub start_stable: bool,
 }
 
 impl Default for ModelConfig {
@@ -340,9 +346,13 @@ fn default_max_generation() -> i32 {
 pub enum Preset {
     /// Seconds: 2 members, 1 topic of 2 partitions, 1 disruption.
     Quick,
-    /// The brief's CI size: 3 members, 3 partitions, 2 disruptions of every kind (failover
-    /// included). Measured: more than 2.5 M unique states for eager alone after 10 minutes on
-    /// a loaded 2-core machine, so it does not fit a 15-minute CI budget yet; CI runs `quick`.
+    /// The exhaustive CI run: 3 members, 1 topic of 3 partitions, 2 disruptions including a
+    /// coordinator failover, from the formed group ([`ModelConfig::start_stable`]). Kinds:
+    /// failover, crash, leave, leader and isolate for eager and cooperative; failover, crash and
+    /// leave with generations up to 4 for deferred and incremental (incremental with at most 2
+    /// moves per round: with 1 the batches multiply the rounds past the budget). `join` and
+    /// `bounce` bring a cold member in and `subscribe` a rejoin per member; each makes the space
+    /// several times larger (README "Model" has the measurements).
     Ci,
     /// For manual runs: 3 members, 4 partitions, 3 disruptions.
     Deep,
@@ -381,9 +391,13 @@ impl Preset {
                         DisruptionKind::Failover,
                     ],
                 ),
-                Preset::Ci => (3, 3, 2, &DisruptionKind::PRESET),
+                Preset::Ci => (3, 3, 2, ci_kinds(protocol)),
                 Preset::Deep => (3, 4, 3, &DisruptionKind::PRESET),
             };
+        let max_generation = match (self, protocol) {
+            (Preset::Ci, ProtocolKind::Deferred | ProtocolKind::Incremental) => 4,
+            _ => default_max_generation(),
+        };
         ModelConfig {
             protocol,
             assignor: "uniform-v2".to_owned(),
@@ -395,11 +409,23 @@ impl Preset {
             network: NetworkKind::Ordered,
             network_faults: 1,
             delay_ms: 3_000,
-            max_moves: 1,
-            max_generation: default_max_generation(),
+            max_moves: if self == Preset::Ci { 2 } else { 1 },
+            max_generation,
             rules: Rules::default(),
             faults: Vec::new(),
+            start_stable: matches!(self, Preset::Ci),
         }
+    }
+}
+
+/// The `ci` preset's disruption kinds per protocol (see [`Preset::Ci`]).
+fn ci_kinds(protocol: ProtocolKind) -> &'static [DisruptionKind] {
+    use DisruptionKind::{Crash, Failover, Isolate, Leader, Leave};
+    match protocol {
+        ProtocolKind::Eager | ProtocolKind::Cooperative => {
+            &[Failover, Crash, Leave, Leader, Isolate]
+        }
+        ProtocolKind::Deferred | ProtocolKind::Incremental => &[Failover, Crash, Leave],
     }
 }
 
@@ -489,9 +515,15 @@ mod tests {
                 preset.config(p).validate().unwrap();
             }
         }
-        let ci = Preset::Ci.config(ProtocolKind::Eager);
-        assert!(ci.members >= 3 && ci.partitions >= 3 && ci.disruptions >= 2);
-        assert!(ci.kinds.contains(&DisruptionKind::Failover));
+        for p in ProtocolKind::ALL {
+            let ci = Preset::Ci.config(p);
+            assert!(ci.members >= 3 && ci.partitions >= 3 && ci.disruptions >= 2);
+            assert!(ci.kinds.contains(&DisruptionKind::Failover), "{p}");
+            assert!(
+                ci.kinds.len() >= 2,
+                "{p}: failover and at least one member disruption"
+            );
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! next is the model's nondeterministic choice, restricted only by the timing [`Rules`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rebalance::protocol::embedded::{AssignmentFormat, decode_assignment};
 use rebalance::protocol::{
@@ -42,6 +43,9 @@ pub const SESSION_TIMEOUT_MS: u64 = 10_000;
 pub const REBALANCE_TIMEOUT_MS: u64 = 30_000;
 /// Members' heartbeat interval.
 pub const HEARTBEAT_INTERVAL_MS: u64 = 3_000;
+
+/// The longest schedule [`RebalanceModel::settle`] runs.
+pub const SETTLE_STEPS: usize = 1_000;
 
 /// The rebalance model for one configuration.
 #[derive(Clone, Debug)]
@@ -160,6 +164,16 @@ impl RebalanceModel {
             .collect()
     }
 
+    /// Whether `topic` is among the topics selected by a bitmask (no allocation, unlike
+    /// [`RebalanceModel::topics_of`]).
+    #[must_use]
+    pub fn topic_in(&self, mask: u8, topic: &str) -> bool {
+        self.topic_names
+            .iter()
+            .position(|t| t == topic)
+            .is_some_and(|i| mask & (1 << i) != 0)
+    }
+
     /// The encoding the leader uses for assignments under the configured protocol.
     #[must_use]
     pub fn assignment_format(&self) -> AssignmentFormat {
@@ -210,7 +224,12 @@ impl RebalanceModel {
     /// The id of the member running in `slot` (whatever its status).
     #[must_use]
     pub fn slot_member_id(state: &ModelState, slot: usize) -> MemberId {
-        member_id(slot, state.slots[slot].incarnation)
+        let s = &state.slots[slot];
+        match &s.member {
+            // The running incarnation's config holds the same id: no formatting.
+            Some(m) => m.id().clone(),
+            None => member_id(slot, s.incarnation),
+        }
     }
 
     /// Whether the coordinator holds a request of this member (a JoinGroup in the join phase,
@@ -236,9 +255,9 @@ impl RebalanceModel {
         if s.status == SlotStatus::Isolated {
             return true;
         }
-        let id = Self::slot_member_id(state, slot);
-        !state.network.has_traffic(&id)
-            && !Self::held(state, &id)
+        let id = member.id();
+        !state.network.has_traffic(id)
+            && !Self::held(state, id)
             && member
                 .timers()
                 .all(|(t, _)| matches!(t, MemberTimer::Session | MemberTimer::Rebalance))
@@ -333,7 +352,7 @@ impl RebalanceModel {
         let timer = CoordinatorTimer::Session(id.clone());
         let deadline = |c: &Coordinator| c.timers().find(|(t, _)| *t == timer).map(|(_, d)| d);
         let before = deadline(&state.coordinator);
-        let mut probe = state.coordinator.clone();
+        let mut probe = Coordinator::clone(&state.coordinator);
         probe.handle_request(
             NOW_MS + HEARTBEAT_INTERVAL_MS,
             id.clone(),
@@ -362,7 +381,16 @@ impl RebalanceModel {
         if !self.config.rules.evict_only_stopped || *timer == CoordinatorTimer::Load {
             return true;
         }
-        let mut probe = state.coordinator.clone();
+        // A session expiry always removes its member first (the core's `remove_member`), so a
+        // member that may not be dropped rules it out without probing a copy of the coordinator.
+        if let CoordinatorTimer::Session(id) = timer
+            && state.coordinator.members().contains_key(id)
+            && !Self::expirable(state, id)
+            && !Self::stalled_evictable(state, id, timer)
+        {
+            return false;
+        }
+        let mut probe = Coordinator::clone(&state.coordinator);
         probe.handle_timer(NOW_MS, timer.clone());
         state
             .coordinator
@@ -459,36 +487,55 @@ impl RebalanceModel {
         }
     }
 
-    /// Drains every output of the coordinator and the running members into the log and the
-    /// network, recording events in the step notes.
-    fn pump(&self, state: &mut ModelState) {
-        let mut persisted = false;
-        while let Some(record) = state.coordinator.poll_persist() {
-            state.log.push(record);
-            persisted = true;
-        }
-        if persisted {
-            state.log = compact_log(&state.log);
-        }
-        while let Some((to, response)) = state.coordinator.poll_transmit() {
-            // A stalled member's application thread never reads another answer: only its
-            // heartbeat thread's answers reach it (see `Disruption::Stall`).
-            let connected = state.slot_of(&to).is_some_and(|s| {
-                state.slots[s].status == SlotStatus::Live
-                    && (!state.slots[s].stalled || matches!(response, Response::Heartbeat { .. }))
-            });
-            if connected {
-                state
-                    .network
-                    .send((to, Direction::ToMember), Payload::Response(response));
+    /// Runs one fixed schedule from `state` until the group has converged (or
+    /// [`SETTLE_STEPS`] steps): deliver the first message in flight, else fire the first
+    /// timer that is not a heartbeat, else the first heartbeat; never a disruption or a network
+    /// fault. Every step is an ordinary model step, so the result is a reachable state and a
+    /// path from it is a path of the full model.
+    #[must_use]
+    pub fn settle(&self, mut state: ModelState) -> ModelState {
+        let rank = |a: &Action| match a {
+            Action::Deliver { .. } => 0,
+            Action::CoordinatorTimer(_) => 1,
+            Action::MemberTimer { timer, .. } if *timer != MemTimer::Heartbeat => 2,
+            Action::MemberTimer { .. } => 3,
+            Action::Drop { .. } | Action::Duplicate { .. } | Action::Disrupt(_) => 4,
+        };
+        let mut actions = Vec::new();
+        for _ in 0..SETTLE_STEPS {
+            if crate::properties::converged(self, &state) {
+                break;
+            }
+            actions.clear();
+            self.actions(&state, &mut actions);
+            let Some(action) = actions
+                .drain(..)
+                .filter(|a| rank(a) < 4)
+                .min_by_key(|a| rank(a))
+            else {
+                break;
+            };
+            match self.next_state(&state, action) {
+                Some(next) => state = next,
+                None => break,
             }
         }
-        for slot in 0..state.slots.len() {
-            let id = Self::slot_member_id(state, slot);
-            let s = &mut state.slots[slot];
+        state.note = 0;
+        state
+    }
+
+    /// Drains every output of the coordinator and the running members into the log and the
+    /// network, recording events in the step notes.
+    ///
+    /// Only actors this step changed can have output: every stored state is fully drained, and
+    /// a step copies an actor (`Arc::make_mut`) before feeding it, so an actor still shared with
+    /// the previous state is untouched and skipped without a copy.
+    fn pump(&self, state: &mut ModelState) {
+        self.pump_coordinator(state, &mut |_, _| {});
+        for s in &mut state.slots {
             let connected = s.status == SlotStatus::Live;
             let stalled = s.stalled;
-            let Some(member) = s.member.as_mut() else {
+            let Some(member) = s.member.as_mut().and_then(Arc::get_mut) else {
                 continue;
             };
             while let Some(request) = member.poll_transmit() {
@@ -496,7 +543,7 @@ impl RebalanceModel {
                 // application thread's work in a real client: it is never sent.
                 if connected && (!stalled || matches!(request, Request::Heartbeat { .. })) {
                     state.network.send(
-                        (id.clone(), Direction::ToCoordinator),
+                        (member.id().clone(), Direction::ToCoordinator),
                         Payload::Request(request),
                     );
                 }
@@ -515,6 +562,45 @@ impl RebalanceModel {
                     state.note |= note::BOUNCE_REGAINED;
                 }
                 s.bounced_from = None;
+            }
+        }
+    }
+
+    /// Drains the coordinator's records into the log and its responses into the network
+    /// (`inspect` sees every response first), when this step changed it.
+    fn pump_coordinator(
+        &self,
+        state: &mut ModelState,
+        inspect: &mut dyn FnMut(&MemberId, &Response),
+    ) {
+        let Some(coordinator) = Arc::get_mut(&mut state.coordinator) else {
+            return;
+        };
+        let mut records = Vec::new();
+        while let Some(record) = coordinator.poll_persist() {
+            records.push(record);
+        }
+        let mut responses = Vec::new();
+        while let Some(out) = coordinator.poll_transmit() {
+            responses.push(out);
+        }
+        if !records.is_empty() {
+            let mut log = Vec::clone(&state.log);
+            log.extend(records);
+            state.log = Arc::new(compact_log(&log));
+        }
+        for (to, response) in responses {
+            inspect(&to, &response);
+            // A stalled member's application thread never reads another answer: only its
+            // heartbeat thread's answers reach it (see `Disruption::Stall`).
+            let connected = state.slot_of(&to).is_some_and(|s| {
+                state.slots[s].status == SlotStatus::Live
+                    && (!state.slots[s].stalled || matches!(response, Response::Heartbeat { .. }))
+            });
+            if connected {
+                state
+                    .network
+                    .send((to, Direction::ToMember), Payload::Response(response));
             }
         }
     }
@@ -560,25 +646,26 @@ impl RebalanceModel {
                     } => Some((*generation, partition.clone())),
                     _ => None,
                 };
-                state
-                    .coordinator
-                    .handle_request(NOW_MS, member.clone(), request);
+                Arc::make_mut(&mut state.coordinator).handle_request(
+                    NOW_MS,
+                    member.clone(),
+                    request,
+                );
                 if let Some((generation, partition)) = commit {
-                    // Peek at the answer without consuming it: the pump sends it.
-                    let mut probe = state.coordinator.clone();
+                    // Look at the answer as it goes out.
                     let mut accepted = false;
-                    while let Some((to, r)) = probe.poll_transmit() {
-                        if to == member
+                    self.pump_coordinator(state, &mut |to, r| {
+                        if *to == member
                             && let Response::OffsetCommit {
                                 partition: p,
                                 result: Ok(()),
                                 ..
-                            } = &r
+                            } = r
                             && *p == partition
                         {
                             accepted = true;
                         }
-                    }
+                    });
                     if accepted {
                         state.note |= note::COMMIT_ACCEPTED;
                         if !self.commit_from_owner(state, &member, generation, &partition) {
@@ -594,7 +681,7 @@ impl RebalanceModel {
                         || matches!(response, Response::Heartbeat { .. }))
                     && let Some(m) = state.slots[slot].member.as_mut()
                 {
-                    m.handle_response(NOW_MS, response);
+                    Arc::make_mut(m).handle_response(NOW_MS, response);
                 }
             }
             // A payload never travels the wrong way; nothing to do.
@@ -613,11 +700,11 @@ impl RebalanceModel {
             Disruption::Join(slot) => {
                 let s = &mut state.slots[slot];
                 s.status = SlotStatus::Live;
-                s.member = Some(self.new_member(slot, s.incarnation, s.topics));
+                s.member = Some(Arc::new(self.new_member(slot, s.incarnation, s.topics)));
             }
             Disruption::Leave(slot) | Disruption::LeaderLeaves(slot) => {
                 if let Some(m) = state.slots[slot].member.as_mut() {
-                    m.leave(NOW_MS);
+                    Arc::make_mut(m).leave(NOW_MS);
                 }
                 self.pump(state);
                 let id = Self::slot_member_id(state, slot);
@@ -644,7 +731,7 @@ impl RebalanceModel {
                     .unwrap_or_default();
                 s.incarnation += 1;
                 s.bounced_from = Some(before);
-                s.member = Some(self.new_member(slot, s.incarnation, s.topics));
+                s.member = Some(Arc::new(self.new_member(slot, s.incarnation, s.topics)));
             }
             Disruption::Isolate(slot) => {
                 let id = Self::slot_member_id(state, slot);
@@ -703,8 +790,12 @@ impl RebalanceModel {
                     }
                 }
                 let epoch = CoordinatorEpoch(old_epoch.0 + 1);
-                state.coordinator =
-                    Coordinator::recover(epoch, self.coordinator_config(), &state.log, NOW_MS);
+                state.coordinator = Arc::new(Coordinator::recover(
+                    epoch,
+                    self.coordinator_config(),
+                    &state.log,
+                    NOW_MS,
+                ));
             }
             Disruption::Stall(slot) => {
                 // Answers already on their way to it are dropped, but for its heartbeat
@@ -731,7 +822,7 @@ impl RebalanceModel {
                 s.topics ^= last;
                 let topics = self.topics_of(s.topics);
                 if let Some(m) = s.member.as_mut() {
-                    m.subscribe(NOW_MS, topics);
+                    Arc::make_mut(m).subscribe(NOW_MS, topics);
                 }
             }
         }
@@ -759,7 +850,7 @@ impl Model for RebalanceModel {
                         SlotStatus::Unstarted
                     },
                     incarnation: 0,
-                    member: started.then(|| self.new_member(slot, 0, all_topics)),
+                    member: started.then(|| Arc::new(self.new_member(slot, 0, all_topics))),
                     topics: all_topics,
                     bounced_from: None,
                     stalled: false,
@@ -767,8 +858,11 @@ impl Model for RebalanceModel {
             })
             .collect();
         let mut state = ModelState {
-            coordinator: Coordinator::new(CoordinatorEpoch(1), self.coordinator_config()),
-            log: Vec::new(),
+            coordinator: Arc::new(Coordinator::new(
+                CoordinatorEpoch(1),
+                self.coordinator_config(),
+            )),
+            log: Arc::new(Vec::new()),
             slots,
             network: Network::new(self.config.network != NetworkKind::Unordered),
             disruptions_used: 0,
@@ -778,6 +872,9 @@ impl Model for RebalanceModel {
         };
         self.pump(&mut state);
         state.note = 0;
+        if self.config.start_stable {
+            state = self.settle(state);
+        }
         vec![state]
     }
 
@@ -856,8 +953,7 @@ impl Model for RebalanceModel {
             }
             Action::CoordinatorTimer(timer) => {
                 let loading = matches!(state.coordinator.state(), GroupState::Loading { .. });
-                state
-                    .coordinator
+                Arc::make_mut(&mut state.coordinator)
                     .handle_timer(NOW_MS, CoordinatorTimer::from(timer));
                 if loading && state.coordinator.generation().0 >= 1 {
                     state.note |= note::GENERATION_SURVIVED_FAILOVER;
@@ -865,7 +961,7 @@ impl Model for RebalanceModel {
             }
             Action::MemberTimer { slot, timer } => {
                 let m = state.slots.get_mut(*slot)?.member.as_mut()?;
-                m.handle_timer(NOW_MS, core_member_timer(*timer));
+                Arc::make_mut(m).handle_timer(NOW_MS, core_member_timer(*timer));
             }
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }

@@ -114,8 +114,8 @@ pub fn no_double_ownership(_: &RebalanceModel, state: &ModelState) -> bool {
 #[must_use]
 pub fn subscribed_only(model: &RebalanceModel, state: &ModelState) -> bool {
     consuming_members(state).all(|(slot, m)| {
-        let topics = model.topics_of(state.slots[slot].topics);
-        m.consuming().iter().all(|p| topics.contains(&p.topic))
+        let mask = state.slots[slot].topics;
+        m.consuming().iter().all(|p| model.topic_in(mask, &p.topic))
     })
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use rebalance::protocol::{Coordinator, CoordinatorTimer, GroupRecord, Member, MemberTimer};
 use rebalance::{Generation, MemberId, TopicPartition};
@@ -32,8 +33,9 @@ pub struct Slot {
     pub status: SlotStatus,
     /// How many times this slot was bounced (its id's suffix).
     pub incarnation: u8,
-    /// The running member, while `Live` or `Isolated`.
-    pub member: Option<Member>,
+    /// The running member, while `Live` or `Isolated`. Shared between a state and its
+    /// successors until a step changes it (copy on write), so a step copies only what it touches.
+    pub member: Option<Arc<Member>>,
     /// Bitmask of the topics (`t0` = bit 0) this member subscribes to.
     pub topics: u8,
     /// What the previous incarnation consumed when it was bounced, until the new one has it all
@@ -49,7 +51,7 @@ impl Slot {
     #[must_use]
     pub fn running(&self) -> Option<&Member> {
         match self.status {
-            SlotStatus::Live | SlotStatus::Isolated => self.member.as_ref(),
+            SlotStatus::Live | SlotStatus::Isolated => self.member.as_deref(),
             _ => None,
         }
     }
@@ -58,7 +60,7 @@ impl Slot {
     #[must_use]
     pub fn connected(&self) -> Option<&Member> {
         match self.status {
-            SlotStatus::Live => self.member.as_ref(),
+            SlotStatus::Live => self.member.as_deref(),
             _ => None,
         }
     }
@@ -73,6 +75,30 @@ pub fn member_id(slot: usize, incarnation: u8) -> MemberId {
     } else {
         MemberId(format!("m{slot}r{incarnation}"))
     }
+}
+
+/// Whether `id` is [`member_id`]`(slot, incarnation)`, without building it (the model asks this
+/// for every message it routes).
+#[must_use]
+pub fn is_member_id(id: &MemberId, slot: usize, incarnation: u8) -> bool {
+    let Some(rest) = id.as_str().strip_prefix('m') else {
+        return false;
+    };
+    let (slot_text, incarnation_text) = match rest.split_once('r') {
+        Some((s, i)) => (s, Some(i)),
+        None => (rest, None),
+    };
+    let number_is = |text: &str, n: usize| {
+        !text.is_empty()
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text == "0" || !text.starts_with('0'))
+            && text.parse::<usize>().is_ok_and(|v| v == n)
+    };
+    number_is(slot_text, slot)
+        && match incarnation_text {
+            None => incarnation == 0,
+            Some(text) => incarnation != 0 && number_is(text, usize::from(incarnation)),
+        }
 }
 
 /// One-step notes: what the last step did, for the properties that look at a transition rather
@@ -104,10 +130,10 @@ pub mod note {
 /// The whole system: coordinator, durable log, members, network and budgets.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModelState {
-    /// The current coordinator epoch.
-    pub coordinator: Coordinator,
-    /// The durable log, compacted (see [`crate::model::compact_log`]).
-    pub log: Vec<GroupRecord>,
+    /// The current coordinator epoch (copy on write, like [`Slot::member`]).
+    pub coordinator: Arc<Coordinator>,
+    /// The durable log, compacted (see [`crate::model::compact_log`]; copy on write).
+    pub log: Arc<Vec<GroupRecord>>,
     /// Member slots.
     pub slots: Vec<Slot>,
     /// Messages in flight.
@@ -129,7 +155,7 @@ impl ModelState {
         self.slots
             .iter()
             .enumerate()
-            .position(|(i, s)| s.running().is_some() && member_id(i, s.incarnation) == *id)
+            .position(|(i, s)| s.running().is_some() && is_member_id(id, i, s.incarnation))
     }
 
     /// The running members with their slot index.
@@ -351,5 +377,30 @@ pub fn model_member_timer(t: &MemberTimer) -> MemTimer {
         MemberTimer::Rebalance => MemTimer::Rebalance,
         MemberTimer::ScheduledRejoin => MemTimer::ScheduledRejoin,
         MemberTimer::Retry => MemTimer::Retry,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_member_id_agrees_with_member_id() {
+        for slot in 0..12 {
+            for incarnation in 0..4 {
+                let id = member_id(slot, incarnation);
+                for s in 0..12 {
+                    for i in 0..4 {
+                        assert_eq!(is_member_id(&id, s, i), s == slot && i == incarnation);
+                    }
+                }
+            }
+        }
+        for bad in [
+            "", "m", "x0", "m01", "m0r", "m0r0", "m0r01", "m+1", "m1r+1", "m1rr1",
+        ] {
+            assert!(!is_member_id(&MemberId::from(bad), 0, 0), "{bad}");
+            assert!(!is_member_id(&MemberId::from(bad), 1, 1), "{bad}");
+        }
     }
 }

@@ -71,6 +71,9 @@ pub struct ConfigArgs {
     /// Generation bound of the checked space.
     #[arg(long)]
     max_generation: Option<i32>,
+    /// Start from the formed group (true; the ci preset's default) or from the cold start.
+    #[arg(long)]
+    start_stable: Option<bool>,
 }
 
 /// Arguments of `rebalance check`.
@@ -142,6 +145,7 @@ pub fn config_for(args: &ConfigArgs, protocol: ProtocolKind) -> Result<ModelConf
     c.delay_ms = args.delay_ms.unwrap_or(c.delay_ms);
     c.max_moves = args.max_moves.unwrap_or(c.max_moves);
     c.max_generation = args.max_generation.unwrap_or(c.max_generation);
+    c.start_stable = args.start_stable.unwrap_or(c.start_stable);
     for rule in &args.rules_off {
         c.rules.switch_off(rule).map_err(Failure::input)?;
     }
