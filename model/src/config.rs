@@ -240,6 +240,11 @@ pub struct Rules {
     /// A member cut off from the coordinator (an `isolate` disruption) stays cut off. With the
     /// rule off it may reconnect later, at the cost of another disruption of the budget.
     pub isolation_permanent: bool,
+    /// Time passes for a scheduled rebalance: when a member's scheduled rejoin fires, the
+    /// model's clock moves to its deadline, so the next leader sees the delay as run out. With
+    /// the rule off the clock never moves and a held-back partition waits forever (the liveness
+    /// check must then fail for the deferred protocols).
+    pub scheduled_delay_passes: bool,
 }
 
 impl Default for Rules {
@@ -249,17 +254,19 @@ impl Default for Rules {
             member_timeouts_only_when_cut_off: true,
             resend_not_while_pending: true,
             isolation_permanent: true,
+            scheduled_delay_passes: true,
         }
     }
 }
 
 impl Rules {
     /// The rules' names, as `--rule-off NAME` spells them.
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 5] = [
         "evict-only-stopped",
         "member-timeouts-only-when-cut-off",
         "resend-not-while-pending",
         "isolation-permanent",
+        "scheduled-delay-passes",
     ];
 
     /// Switches the named rule off.
@@ -272,12 +279,14 @@ impl Rules {
             "member-timeouts-only-when-cut-off" => self.member_timeouts_only_when_cut_off = false,
             "resend-not-while-pending" => self.resend_not_while_pending = false,
             "isolation-permanent" => self.isolation_permanent = false,
+            "scheduled-delay-passes" => self.scheduled_delay_passes = false,
             _ => {
                 return Err(ConfigError::Unknown {
                     what: "rule",
                     value: name.to_owned(),
                     expected: "evict-only-stopped, member-timeouts-only-when-cut-off, \
-                               resend-not-while-pending, isolation-permanent",
+                               resend-not-while-pending, isolation-permanent, \
+                               scheduled-delay-passes",
                 });
             }
         }

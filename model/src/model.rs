@@ -12,9 +12,13 @@
 //!
 //! # Time
 //!
-//! The clock is the constant [`NOW_MS`]: a timer's deadline is always `NOW_MS + timeout`, so
-//! re-arming gives an equal state and the state space stays finite. Which armed timer fires
-//! next is the model's nondeterministic choice, restricted only by the timing [`Rules`].
+//! The clock ([`ModelState::clock_ms`]) starts at [`NOW_MS`] and stands still except when a
+//! member's scheduled rejoin fires: it then moves to that timer's deadline, so a leader deciding
+//! the next round sees the scheduled delay as passed (deferred partitions are released, the next
+//! incremental batch may move). A timer's deadline is `clock + timeout`, so re-arming at a given
+//! clock gives an equal state; the clock moves only with scheduled rounds, which the generation
+//! bound limits, so the state space stays finite. Which armed timer fires next is the model's
+//! nondeterministic choice, restricted only by the timing [`Rules`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -204,7 +208,7 @@ impl RebalanceModel {
         }
     }
 
-    fn new_member(&self, slot: usize, incarnation: u8, topics: u8) -> Member {
+    fn new_member(&self, now_ms: u64, slot: usize, incarnation: u8, topics: u8) -> Member {
         let mut config = MemberConfig::new(
             member_id(slot, incarnation),
             self.topics_of(topics),
@@ -216,8 +220,8 @@ impl RebalanceModel {
         config.heartbeat_interval_ms = HEARTBEAT_INTERVAL_MS;
         config.faults = self.faults.clone();
         let mut member = Member::new(config);
-        member.handle_metadata(NOW_MS, self.metadata());
-        member.start(NOW_MS);
+        member.handle_metadata(now_ms, self.metadata());
+        member.start(now_ms);
         member
     }
 
@@ -354,7 +358,7 @@ impl RebalanceModel {
         let before = deadline(&state.coordinator);
         let mut probe = Coordinator::clone(&state.coordinator);
         probe.handle_request(
-            NOW_MS + HEARTBEAT_INTERVAL_MS,
+            state.clock_ms + HEARTBEAT_INTERVAL_MS,
             id.clone(),
             Request::Heartbeat {
                 epoch,
@@ -391,7 +395,7 @@ impl RebalanceModel {
             return false;
         }
         let mut probe = Coordinator::clone(&state.coordinator);
-        probe.handle_timer(NOW_MS, timer.clone());
+        probe.handle_timer(state.clock_ms, timer.clone());
         state
             .coordinator
             .members()
@@ -636,6 +640,7 @@ impl RebalanceModel {
     }
 
     fn deliver(&self, state: &mut ModelState, member: MemberId, direction: Direction, p: Payload) {
+        let clock_ms = state.clock_ms;
         match (direction, p) {
             (Direction::ToCoordinator, Payload::Request(request)) => {
                 let commit = match &request {
@@ -647,7 +652,7 @@ impl RebalanceModel {
                     _ => None,
                 };
                 Arc::make_mut(&mut state.coordinator).handle_request(
-                    NOW_MS,
+                    state.clock_ms,
                     member.clone(),
                     request,
                 );
@@ -681,7 +686,7 @@ impl RebalanceModel {
                         || matches!(response, Response::Heartbeat { .. }))
                     && let Some(m) = state.slots[slot].member.as_mut()
                 {
-                    Arc::make_mut(m).handle_response(NOW_MS, response);
+                    Arc::make_mut(m).handle_response(clock_ms, response);
                 }
             }
             // A payload never travels the wrong way; nothing to do.
@@ -690,6 +695,7 @@ impl RebalanceModel {
     }
 
     fn disrupt(&self, state: &mut ModelState, disruption: &Disruption) {
+        let clock_ms = state.clock_ms;
         state.disruptions_used += 1;
         // The note's kind bits (0..8) are all taken and bit 8 is a step note: the stall example
         // reads the slot's flag instead.
@@ -700,11 +706,16 @@ impl RebalanceModel {
             Disruption::Join(slot) => {
                 let s = &mut state.slots[slot];
                 s.status = SlotStatus::Live;
-                s.member = Some(Arc::new(self.new_member(slot, s.incarnation, s.topics)));
+                s.member = Some(Arc::new(self.new_member(
+                    clock_ms,
+                    slot,
+                    s.incarnation,
+                    s.topics,
+                )));
             }
             Disruption::Leave(slot) | Disruption::LeaderLeaves(slot) => {
                 if let Some(m) = state.slots[slot].member.as_mut() {
-                    Arc::make_mut(m).leave(NOW_MS);
+                    Arc::make_mut(m).leave(clock_ms);
                 }
                 self.pump(state);
                 let id = Self::slot_member_id(state, slot);
@@ -731,7 +742,12 @@ impl RebalanceModel {
                     .unwrap_or_default();
                 s.incarnation += 1;
                 s.bounced_from = Some(before);
-                s.member = Some(Arc::new(self.new_member(slot, s.incarnation, s.topics)));
+                s.member = Some(Arc::new(self.new_member(
+                    clock_ms,
+                    slot,
+                    s.incarnation,
+                    s.topics,
+                )));
             }
             Disruption::Isolate(slot) => {
                 let id = Self::slot_member_id(state, slot);
@@ -794,7 +810,7 @@ impl RebalanceModel {
                     epoch,
                     self.coordinator_config(),
                     &state.log,
-                    NOW_MS,
+                    state.clock_ms,
                 ));
             }
             Disruption::Stall(slot) => {
@@ -822,7 +838,7 @@ impl RebalanceModel {
                 s.topics ^= last;
                 let topics = self.topics_of(s.topics);
                 if let Some(m) = s.member.as_mut() {
-                    Arc::make_mut(m).subscribe(NOW_MS, topics);
+                    Arc::make_mut(m).subscribe(clock_ms, topics);
                 }
             }
         }
@@ -850,7 +866,7 @@ impl Model for RebalanceModel {
                         SlotStatus::Unstarted
                     },
                     incarnation: 0,
-                    member: started.then(|| Arc::new(self.new_member(slot, 0, all_topics))),
+                    member: started.then(|| Arc::new(self.new_member(NOW_MS, slot, 0, all_topics))),
                     topics: all_topics,
                     bounced_from: None,
                     stalled: false,
@@ -869,6 +885,7 @@ impl Model for RebalanceModel {
             network_faults_used: 0,
             max_generation: rebalance::Generation(0),
             note: 0,
+            clock_ms: NOW_MS,
         };
         self.pump(&mut state);
         state.note = 0;
@@ -954,14 +971,21 @@ impl Model for RebalanceModel {
             Action::CoordinatorTimer(timer) => {
                 let loading = matches!(state.coordinator.state(), GroupState::Loading { .. });
                 Arc::make_mut(&mut state.coordinator)
-                    .handle_timer(NOW_MS, CoordinatorTimer::from(timer));
+                    .handle_timer(state.clock_ms, CoordinatorTimer::from(timer));
                 if loading && state.coordinator.generation().0 >= 1 {
                     state.note |= note::GENERATION_SURVIVED_FAILOVER;
                 }
             }
             Action::MemberTimer { slot, timer } => {
+                let timer = core_member_timer(*timer);
                 let m = state.slots.get_mut(*slot)?.member.as_mut()?;
-                Arc::make_mut(m).handle_timer(NOW_MS, core_member_timer(*timer));
+                if timer == MemberTimer::ScheduledRejoin
+                    && self.config.rules.scheduled_delay_passes
+                    && let Some((_, deadline_ms)) = m.timers().find(|(t, _)| *t == timer)
+                {
+                    state.clock_ms = state.clock_ms.max(deadline_ms);
+                }
+                Arc::make_mut(m).handle_timer(state.clock_ms, timer);
             }
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }

@@ -146,6 +146,11 @@ pub struct ModelState {
     pub max_generation: Generation,
     /// Notes on the last step (see [`note`]).
     pub note: u32,
+    /// The model's clock. It starts at [`crate::NOW_MS`] and moves only when a member's
+    /// scheduled rejoin fires: to that timer's deadline, since the scheduled delay has then
+    /// passed for everyone. Other timers fire at any moment the rules allow without moving it,
+    /// so re-arming them gives an equal state.
+    pub clock_ms: u64,
 }
 
 impl ModelState {

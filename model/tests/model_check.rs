@@ -160,3 +160,30 @@ fn zero_delay_withholding_is_found_by_the_liveness_check() {
     c.faults = vec!["zero-delay-withholds".to_owned()];
     assert_found(c, LIVENESS);
 }
+
+/// A partition held back for a member that crashed before it synced is assigned once the
+/// scheduled delay runs out (deferred and incremental); with the clock frozen (the
+/// `scheduled-delay-passes` rule off) the leader withholds it at every scheduled round and the
+/// liveness check must say so.
+#[test]
+fn held_back_partitions_are_assigned_once_the_delay_passes() {
+    for protocol in [ProtocolKind::Deferred, ProtocolKind::Incremental] {
+        let mut c = small(protocol, &[DisruptionKind::Crash]);
+        c.members = 2;
+        c.partitions = 2;
+        let model = c.clone().into_model().unwrap();
+        let options = CheckOptions {
+            liveness_limit: 400_000,
+            ..CheckOptions::default()
+        };
+        let report = check(&model, &options, &mut quiet());
+        for p in &report.properties {
+            assert!(!p.is_failure(), "{protocol:?}: {} is {}", p.name, p.status);
+        }
+        let liveness = report.properties.iter().find(|p| p.name == LIVENESS);
+        assert_eq!(liveness.map(|p| p.status.as_str()), Some("holds"));
+
+        c.rules.switch_off("scheduled-delay-passes").unwrap();
+        assert_found(c, LIVENESS);
+    }
+}

@@ -45,7 +45,7 @@ pub struct ConfigArgs {
     #[arg(long)]
     disruptions: Option<u8>,
     /// Enabled disruption kinds, comma-separated:
-    /// join,leave,crash,bounce,isolate,leader,failover,subscribe.
+    /// join,leave,crash,bounce,isolate,leader,failover,subscribe,stall.
     #[arg(long)]
     kinds: Option<String>,
     /// Network: ordered, unordered, lossy or duplicating.
@@ -61,7 +61,8 @@ pub struct ConfigArgs {
     #[arg(long)]
     max_moves: Option<u32>,
     /// Switch a timing rule off (repeatable): evict-only-stopped,
-    /// member-timeouts-only-when-cut-off, resend-not-while-pending.
+    /// member-timeouts-only-when-cut-off, resend-not-while-pending, isolation-permanent,
+    /// scheduled-delay-passes.
     #[arg(long = "rule-off")]
     rules_off: Vec<String>,
     /// Switch a fault on (repeatable): a catalogue id (`rebalance faults`) or a core fault's
