@@ -270,6 +270,11 @@ fn errors_name_field_offset_and_what_was_found() {
             "topics[0] at byte offset 6: expected UTF-8, found an invalid byte at offset 8",
         ),
         (
+            // The invalid byte is the string's second: its offset counts the valid prefix.
+            "0000 00000001 0002 61ff 00000000",
+            "topics[0] at byte offset 6: expected UTF-8, found an invalid byte at offset 9",
+        ),
+        (
             "0001 00000000 ffffffff 00000001 0001 61 00000002 00000001",
             "owned_partitions[0].partitions at byte offset 17: count 2 needs at least 8 bytes, found 4 left",
         ),
