@@ -432,3 +432,38 @@ fn uniform_v2_is_optimal_on_random_homogeneous_groups() {
         assert_eq!(a, again, "case {case}: fixed point");
     }
 }
+
+// ---- tests added from mutation testing (cargo-mutants survivors) ----
+
+#[test]
+fn keeping_every_claim_is_refused_when_a_subscriber_would_get_less_than_its_share() {
+    // Every partition is claimed and the loads (1, 2, 2) are balanced, but C claims none of
+    // T1, whose share is 1 each: the previous assignment is not spread, so it cannot be kept.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 3), topic("T2", 2)],
+        members: vec![
+            with_owned(member("A", &["T1"]), "T1", &[0], 1),
+            with_owned(member("B", &["T1"]), "T1", &[1, 2], 1),
+            with_owned(member("C", &["T1", "T2"]), "T2", &[0, 1], 1),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    for m in ["A", "B", "C"] {
+        let t1 = parts(&a, m).iter().filter(|(t, _)| t == "T1").count();
+        assert_eq!(t1, 1, "{m} in {}", a.to_json());
+    }
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+}
+
+#[test]
+fn the_largest_partition_count_is_valid_and_one_more_is_not() {
+    let max = i64::from(MAX_PARTITIONS_PER_TOPIC);
+    let one_topic = |partitions| GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", partitions)],
+        members: Vec::new(),
+    };
+    assert_eq!(one_topic(max).validate(), Ok(()));
+    assert!(one_topic(max + 1).validate().is_err());
+}
