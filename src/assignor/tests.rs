@@ -432,3 +432,42 @@ fn uniform_v2_is_optimal_on_random_homogeneous_groups() {
         assert_eq!(a, again, "case {case}: fixed point");
     }
 }
+
+// ---- tests added from mutation testing (cargo-mutants survivors) ----
+
+#[test]
+fn keeping_every_claim_is_refused_when_a_subscriber_would_get_less_than_its_share() {
+    // All three subscribe to both topics, every partition is claimed and the loads (2, 2, 2)
+    // are balanced, but C claims none of T1 and B none of T2, whose shares are 1 each: the
+    // previous assignment is not spread, so it cannot be kept.
+    let both = ["T1", "T2"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 3), topic("T2", 3)],
+        members: vec![
+            with_owned(with_owned(member("A", &both), "T1", &[0], 1), "T2", &[2], 1),
+            with_owned(member("B", &both), "T1", &[1, 2], 1),
+            with_owned(member("C", &both), "T2", &[0, 1], 1),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    for topic in both {
+        for m in ["A", "B", "C"] {
+            let n = parts(&a, m).iter().filter(|(t, _)| t == topic).count();
+            assert_eq!(n, 1, "{m} on {topic} in {}", a.to_json());
+        }
+    }
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+}
+
+#[test]
+fn the_largest_partition_count_is_valid_and_one_more_is_not() {
+    let max = i64::from(MAX_PARTITIONS_PER_TOPIC);
+    let one_topic = |partitions| GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", partitions)],
+        members: Vec::new(),
+    };
+    assert_eq!(one_topic(max).validate(), Ok(()));
+    assert!(one_topic(max + 1).validate().is_err());
+}

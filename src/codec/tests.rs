@@ -270,6 +270,11 @@ fn errors_name_field_offset_and_what_was_found() {
             "topics[0] at byte offset 6: expected UTF-8, found an invalid byte at offset 8",
         ),
         (
+            // The invalid byte is the string's second: its offset counts the valid prefix.
+            "0000 00000001 0002 61ff 00000000",
+            "topics[0] at byte offset 6: expected UTF-8, found an invalid byte at offset 9",
+        ),
+        (
             "0001 00000000 ffffffff 00000001 0001 61 00000002 00000001",
             "owned_partitions[0].partitions at byte offset 17: count 2 needs at least 8 bytes, found 4 left",
         ),
@@ -331,4 +336,172 @@ fn json_shape_uses_hex_user_data_and_defaults() {
             .is_err()
     );
     assert!(serde_json::from_str::<ConsumerProtocolSubscription>(r#"{"topics":[]}"#).is_err());
+}
+
+// ---- tests added from mutation testing (cargo-mutants survivors) ----
+
+/// One message of each kind at each known version, with every field it can carry set.
+fn every_known_version() -> (
+    Vec<ConsumerProtocolSubscription>,
+    Vec<ConsumerProtocolAssignment>,
+    Vec<CooperativeAssignment>,
+) {
+    let subs = (0..=3)
+        .map(|version| ConsumerProtocolSubscription {
+            version,
+            topics: vec!["a".into(), "bc".into()],
+            user_data: Some(vec![1, 2, 3]),
+            owned_partitions: if version >= 1 {
+                vec![tp("a", &[0, 5]), tp("bc", &[])]
+            } else {
+                Vec::new()
+            },
+            generation_id: if version >= 2 { 7 } else { -1 },
+            rack_id: (version >= 3).then(|| "rack".to_owned()),
+        })
+        .collect();
+    let assignments = (0..=3)
+        .map(|version| ConsumerProtocolAssignment {
+            version,
+            assigned_partitions: vec![tp("a", &[1, 2, 3])],
+            user_data: Some(vec![9]),
+        })
+        .collect();
+    let coops = (0..=1)
+        .map(|version| CooperativeAssignment {
+            version,
+            assigned_partitions: vec![tp("a", &[1])],
+            revoked_partitions: vec![tp("b", &[2, 3]), tp("c", &[])],
+            scheduled_rebalance_timeout_ms: if version >= 1 { 250 } else { 0 },
+        })
+        .collect();
+    (subs, assignments, coops)
+}
+
+/// `version` is the message's version field, passed separately so that a broken
+/// `EmbeddedMessage::version` accessor cannot make the test agree with itself.
+fn check_exact_len_and_trailing<M: EmbeddedMessage>(m: &M, version: i16) {
+    assert_eq!(m.version(), version, "{m:?}");
+    let bytes = m.encode().expect("encodable");
+    assert_eq!(m.encoded_len(), Ok(bytes.len()), "{m:?}");
+    assert_eq!(M::decode_prefix(&bytes), Ok((m.clone(), bytes.len())));
+    let mut longer = bytes.clone();
+    longer.extend_from_slice(&[0, 0]);
+    assert_eq!(
+        M::decode(&longer),
+        Err(DecodeError::TrailingBytes {
+            field: "end of message".into(),
+            offset: bytes.len(),
+            version,
+            found_bytes: 2,
+        }),
+        "{m:?}"
+    );
+    // The same bytes labelled one version past the highest known are read, tail ignored.
+    let mut future = longer;
+    future[..2].copy_from_slice(&(M::HIGHEST_KNOWN_VERSION + 1).to_be_bytes());
+    if version == M::HIGHEST_KNOWN_VERSION {
+        let mut want = m.clone();
+        want.set_version(M::HIGHEST_KNOWN_VERSION + 1);
+        assert_eq!(M::decode(&future), Ok(want));
+    }
+}
+
+#[test]
+fn encoded_len_is_exact_and_known_versions_refuse_trailing_bytes() {
+    let (subs, assignments, coops) = every_known_version();
+    for m in &subs {
+        check_exact_len_and_trailing(m, m.version);
+    }
+    for m in &assignments {
+        check_exact_len_and_trailing(m, m.version);
+    }
+    for m in &coops {
+        check_exact_len_and_trailing(m, m.version);
+    }
+}
+
+#[test]
+fn error_paths_nest_and_accessors_report_field_and_offset() {
+    let truncated = |field: &str| DecodeError::Truncated {
+        field: field.into(),
+        offset: 11,
+        expected_bytes: 4,
+        found_bytes: 1,
+    };
+    assert_eq!(truncated("").within("topics", 2).field(), "topics[2]");
+    assert_eq!(truncated("[1]").within("a", 0).field(), "a[0][1]");
+    assert_eq!(truncated("topic").within("a", 3).field(), "a[3].topic");
+    let all = [
+        truncated("f"),
+        DecodeError::NegativeVersion {
+            field: "f".into(),
+            offset: 11,
+            found: -1,
+        },
+        DecodeError::InvalidLength {
+            field: "f".into(),
+            offset: 11,
+            expected: "x",
+            found: -2,
+        },
+        DecodeError::LengthExceedsInput {
+            field: "f".into(),
+            offset: 11,
+            count: 1,
+            expected_bytes: 2,
+            found_bytes: 0,
+        },
+        DecodeError::InvalidUtf8 {
+            field: "f".into(),
+            offset: 11,
+            invalid_at: 12,
+        },
+        DecodeError::TrailingBytes {
+            field: "f".into(),
+            offset: 11,
+            version: 0,
+            found_bytes: 1,
+        },
+    ];
+    for e in all {
+        assert_eq!((e.field(), e.offset()), ("f", 11), "{e:?}");
+        let nested = e.within("arr", 4);
+        assert_eq!((nested.field(), nested.offset()), ("arr[4].f", 11));
+    }
+}
+
+/// The int32 length check itself, on lengths no test could afford to allocate: the encoder
+/// must refuse a byte string or array of 2^31 elements rather than write a wrong count.
+#[test]
+fn lengths_past_the_int32_limit_are_refused() {
+    let max = i32::MAX as usize;
+    assert_eq!(wire::check_i32_len(max, || "f".into()), Ok(()));
+    assert_eq!(wire::check_i32_len(0, || "f".into()), Ok(()));
+    assert_eq!(
+        wire::check_i32_len(max + 1, || "user_data".into()),
+        Err(EncodeError::TooLong {
+            field: "user_data".into(),
+            max,
+            found: max + 1,
+        })
+    );
+    assert!(wire::check_i32_len(usize::MAX, String::new).is_err());
+}
+
+/// A header claiming an int32 byte string of `i32::MAX` bytes with only a few bytes behind it:
+/// refused as too long for the input before anything is allocated.
+#[test]
+fn an_int32_max_length_with_few_bytes_behind_it_is_refused() {
+    let bytes = hex("0000 00000000 7fffffff 0102");
+    assert_eq!(
+        ConsumerProtocolSubscription::decode(&bytes),
+        Err(DecodeError::LengthExceedsInput {
+            field: "user_data".into(),
+            offset: 6,
+            count: i32::MAX as usize,
+            expected_bytes: i32::MAX as usize,
+            found_bytes: 2,
+        })
+    );
 }

@@ -229,7 +229,7 @@ pub(crate) fn check_carried(
     Ok(())
 }
 
-fn check_i32_len(len: usize, field: impl FnOnce() -> String) -> Result<(), EncodeError> {
+pub(crate) fn check_i32_len(len: usize, field: impl FnOnce() -> String) -> Result<(), EncodeError> {
     if i32::try_from(len).is_err() {
         return Err(EncodeError::TooLong {
             field: field(),
