@@ -357,11 +357,11 @@ pub enum Preset {
     Quick,
     /// The exhaustive CI run: 3 members, 1 topic of 3 partitions, 2 disruptions including a
     /// coordinator failover, from the formed group ([`ModelConfig::start_stable`]). Kinds:
-    /// failover, crash, leave, leader and isolate for eager and cooperative; failover, crash and
-    /// leave with generations up to 4 for deferred and incremental (incremental with at most 2
-    /// moves per round: with 1 the batches multiply the rounds past the budget). `join` and
-    /// `bounce` bring a cold member in and `subscribe` a rejoin per member; each makes the space
-    /// several times larger (README "Model" has the measurements).
+    /// failover, crash, leave, leader, isolate and subscribe for eager and cooperative; failover,
+    /// crash, leave and subscribe with generations up to 4 for deferred and incremental
+    /// (incremental with at most 2 moves per round: with 1 the batches multiply the rounds past
+    /// the budget). `join` and `bounce` bring a cold member in, which makes the space several
+    /// times larger (README "Model" has the measurements).
     Ci,
     /// For manual runs: 3 members, 4 partitions, 3 disruptions.
     Deep,
@@ -429,12 +429,14 @@ impl Preset {
 
 /// The `ci` preset's disruption kinds per protocol (see [`Preset::Ci`]).
 fn ci_kinds(protocol: ProtocolKind) -> &'static [DisruptionKind] {
-    use DisruptionKind::{Crash, Failover, Isolate, Leader, Leave};
+    use DisruptionKind::{Crash, Failover, Isolate, Leader, Leave, Subscribe};
     match protocol {
         ProtocolKind::Eager | ProtocolKind::Cooperative => {
-            &[Failover, Crash, Leave, Leader, Isolate]
+            &[Failover, Crash, Leave, Leader, Isolate, Subscribe]
         }
-        ProtocolKind::Deferred | ProtocolKind::Incremental => &[Failover, Crash, Leave],
+        ProtocolKind::Deferred | ProtocolKind::Incremental => {
+            &[Failover, Crash, Leave, Subscribe]
+        }
     }
 }
 

@@ -582,3 +582,40 @@ mod faults {
         assert_eq!(m.consuming(), &t(&[1]));
     }
 }
+
+/// Found by the model's `subscribe` disruption: a member that left a topic kept consuming it
+/// until the next assignment.
+#[test]
+fn leaving_a_topic_stops_its_partitions_at_once() {
+    let mut m = stable(COOP, &[1, 2], 3);
+    m.subscribe(5, BTreeSet::from(["u".to_owned()]));
+    assert!(m.consuming().is_empty());
+    assert_eq!(events(&mut m), vec![MemberEvent::Revoked(t(&[1, 2]))]);
+    let requests = sent(&mut m);
+    assert!(
+        matches!(
+            requests.as_slice(),
+            [
+                Request::OffsetCommit { .. },
+                Request::OffsetCommit { .. },
+                Request::JoinGroup { .. }
+            ]
+        ),
+        "{requests:?}"
+    );
+}
+
+#[test]
+fn an_assignment_of_a_topic_left_meanwhile_is_not_taken_and_the_member_rejoins() {
+    let mut m = joining_with(member("M", COOP));
+    m.subscribe(1, BTreeSet::from(["u".to_owned()]));
+    sent(&mut m);
+    complete_round(&mut m, 2, 1, assignment(COOP, &[1], &[], 0));
+    assert!(m.consuming().is_empty());
+    assert!(
+        sent(&mut m)
+            .iter()
+            .any(|r| matches!(r, Request::JoinGroup { .. })),
+        "the member rejoins so that the partition goes elsewhere"
+    );
+}

@@ -131,7 +131,20 @@ impl Member {
             return;
         }
         self.config.subscriptions = topics;
+        // Partitions of a topic no longer subscribed to stop at once (committed first), as
+        // Kafka's consumer revokes them before it rejoins.
+        let unsubscribed = self.unsubscribed(&self.owned);
+        self.give_up_committing(unsubscribed);
         self.request_rejoin(now_ms);
+    }
+
+    /// The partitions in `partitions` of topics the member does not subscribe to.
+    fn unsubscribed(&self, partitions: &BTreeSet<TopicPartition>) -> BTreeSet<TopicPartition> {
+        partitions
+            .iter()
+            .filter(|tp| !self.config.subscriptions.contains(&tp.topic))
+            .cloned()
+            .collect()
     }
 
     /// New partition counts. When a subscribed topic changed, the member rejoins so the leader
@@ -480,8 +493,15 @@ impl Member {
                 }
             }
         };
-        let new_owned: BTreeSet<TopicPartition> =
+        let mut new_owned: BTreeSet<TopicPartition> =
             info.assigned.difference(&info.revoked).cloned().collect();
+        // A leader that decided before our subscription changed may hand us partitions of a
+        // topic we left: we do not take them, and we rejoin so that they go elsewhere.
+        let unsubscribed = self.unsubscribed(&new_owned);
+        if !unsubscribed.is_empty() {
+            new_owned.retain(|tp| !unsubscribed.contains(tp));
+            self.rejoin_needed = true;
+        }
         let revoked: BTreeSet<TopicPartition> =
             self.owned.difference(&new_owned).cloned().collect();
         // Commit before giving partitions up, under the new generation: it is the only one the
