@@ -434,9 +434,7 @@ fn ci_kinds(protocol: ProtocolKind) -> &'static [DisruptionKind] {
         ProtocolKind::Eager | ProtocolKind::Cooperative => {
             &[Failover, Crash, Leave, Leader, Isolate, Subscribe]
         }
-        ProtocolKind::Deferred | ProtocolKind::Incremental => {
-            &[Failover, Crash, Leave, Subscribe]
-        }
+        ProtocolKind::Deferred | ProtocolKind::Incremental => &[Failover, Crash, Leave, Subscribe],
     }
 }
 
