@@ -324,7 +324,8 @@ pub fn parse(source_name: &str, text: &str) -> Result<Script, ScriptError> {
 }
 
 fn known_faults() -> String {
-    let names: Vec<&str> = Fault::ALL.iter().map(|f| f.issue()).collect();
+    let mut names: Vec<&str> = Fault::ALL.iter().map(|f| f.issue()).collect();
+    names.dedup();
     names.join(", ")
 }
 

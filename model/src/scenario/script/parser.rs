@@ -173,11 +173,15 @@ impl Parser {
         let [name] = args else {
             return Err(usage("fault", "fault KAFKA-N"));
         };
-        let fault = Fault::ALL
+        // One Kafka bug may take several core switches (KAFKA-12890 takes two).
+        let faults: Vec<Fault> = Fault::ALL
             .into_iter()
-            .find(|f| f.issue().eq_ignore_ascii_case(name))
-            .ok_or_else(|| ScriptErrorKind::UnknownFault((*name).to_owned()))?;
-        self.script.faults.insert(fault);
+            .filter(|f| f.issue().eq_ignore_ascii_case(name))
+            .collect();
+        if faults.is_empty() {
+            return Err(ScriptErrorKind::UnknownFault((*name).to_owned()));
+        }
+        self.script.faults.extend(faults);
         Ok(())
     }
 

@@ -239,3 +239,16 @@ fn comments_and_blank_lines_are_ignored_but_counted() {
     assert_eq!(script.steps.len(), 1);
     assert_eq!(script.steps[0].line, 6);
 }
+
+#[test]
+fn a_kafka_bug_switches_on_every_core_fault_it_takes() {
+    let text = "fault KAFKA-12890\ntopic t 2\nmember A subscribe t\n";
+    let script = parse("s.scn", text).expect("valid");
+    assert_eq!(
+        script.faults,
+        BTreeSet::from([
+            Fault::NoSyncTimeout,
+            Fault::HeartbeatKeepsSessionWhileAwaitingSync
+        ])
+    );
+}
