@@ -471,3 +471,48 @@ fn the_largest_partition_count_is_valid_and_one_more_is_not() {
     assert_eq!(one_topic(max).validate(), Ok(()));
     assert!(one_topic(max + 1).validate().is_err());
 }
+
+#[test]
+fn keeping_every_claim_is_refused_when_an_owner_holds_more_than_the_ceiling() {
+    // Three members subscribe to T and U (2 partitions each, so every share is 0 or 1). A
+    // claims both partitions of T, B and C one of U each: loads (2, 1, 1) are within one, but A
+    // holds 2 of T, above the ceiling of 1, so the claims cannot all be kept.
+    let both = ["T", "U"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 2), topic("U", 2)],
+        members: vec![
+            with_owned(member("A", &both), "T", &[0, 1], 1),
+            with_owned(member("B", &both), "U", &[0], 1),
+            with_owned(member("C", &both), "U", &[1], 1),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    for topic in both {
+        for m in ["A", "B", "C"] {
+            let n = parts(&a, m).iter().filter(|(t, _)| t == topic).count();
+            assert!(n <= 1, "{m} has {n} of {topic} in {}", a.to_json());
+        }
+    }
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+}
+
+#[test]
+fn uniform_v1_keeps_claims_up_to_its_quota_plus_one_extra() {
+    // Seven partitions over three members: quota 2 with one extra. C claims three; its sticky
+    // pass keeps all three (the quota and the extra), so A and B get two each from the slices.
+    // Keeping only the quota would hand the extra to A, the first member of the slices.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 7)],
+        members: vec![
+            member("A", &["T"]),
+            member("B", &["T"]),
+            with_owned(member("C", &["T"]), "T", &[4, 5, 6], 1),
+        ],
+    };
+    let a = UniformV1.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "C").len(), 3, "{}", a.to_json());
+    assert_eq!(parts(&a, "A").len(), 2, "{}", a.to_json());
+    assert_eq!(parts(&a, "B").len(), 2, "{}", a.to_json());
+}
