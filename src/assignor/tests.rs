@@ -516,3 +516,28 @@ fn uniform_v1_keeps_claims_up_to_its_quota_plus_one_extra() {
     assert_eq!(parts(&a, "A").len(), 2, "{}", a.to_json());
     assert_eq!(parts(&a, "B").len(), 2, "{}", a.to_json());
 }
+
+#[test]
+fn uniform_v1_gives_a_partition_with_no_room_left_to_its_least_loaded_subscriber() {
+    // Six partitions over three members: quota 2, no extra. B and C subscribe to T (5
+    // partitions), A to U (1). After B and C reach their quota T still has a partition, which
+    // goes to the least-loaded subscriber of T (B, by id), never to a member outside T.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 5), topic("U", 1)],
+        members: vec![
+            member("A", &["U"]),
+            member("B", &["T"]),
+            member("C", &["T"]),
+        ],
+    };
+    let a = UniformV1.assign(&spec).unwrap();
+    assert!(
+        parts(&a, "A").iter().all(|(t, _)| t == "U"),
+        "{}",
+        a.to_json()
+    );
+    assert_eq!(parts(&a, "A").len(), 1, "{}", a.to_json());
+    assert_eq!(parts(&a, "B").len(), 3, "{}", a.to_json());
+    assert_eq!(parts(&a, "C").len(), 2, "{}", a.to_json());
+}
