@@ -540,4 +540,23 @@ fn uniform_v1_gives_a_partition_with_no_room_left_to_its_least_loaded_subscriber
     assert_eq!(parts(&a, "A").len(), 1, "{}", a.to_json());
     assert_eq!(parts(&a, "B").len(), 3, "{}", a.to_json());
     assert_eq!(parts(&a, "C").len(), 2, "{}", a.to_json());
+
+    // The same with the member outside T in the middle of the id order.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 5), topic("U", 1)],
+        members: vec![
+            member("A", &["T"]),
+            member("B", &["U"]),
+            member("C", &["T"]),
+        ],
+    };
+    let a = UniformV1.assign(&spec).unwrap();
+    assert!(
+        parts(&a, "B").iter().all(|(t, _)| t == "U"),
+        "{}",
+        a.to_json()
+    );
+    assert_eq!(parts(&a, "A").len(), 3, "{}", a.to_json());
+    assert_eq!(parts(&a, "C").len(), 2, "{}", a.to_json());
 }
