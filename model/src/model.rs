@@ -74,28 +74,15 @@ pub fn parse_fault(name: &str) -> Result<Fault, ConfigError> {
         .into_iter()
         .find(|f| {
             let variant = format!("{f:?}");
-            variant == name || kebab(&variant) == name || f.issue().eq_ignore_ascii_case(name)
+            variant == name
+                || crate::faults::fault_name(*f) == name
+                || f.issue().eq_ignore_ascii_case(name)
         })
         .ok_or_else(|| ConfigError::Unknown {
             what: "fault",
             value: name.to_owned(),
             expected: "a rebalance::protocol::Fault variant, in kebab-case, or its KAFKA-nnnn key",
         })
-}
-
-fn kebab(camel: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Compacts a durable log to the shortest log that replays to the same group: the latest
