@@ -354,22 +354,10 @@ fn measure_mode(
     assignor: &dyn Assignor,
     runs: usize,
 ) -> Result<Row, Failure> {
+    // Each assignor starts from its own stable assignment.
     let spec = incremental(full, mode, assignor)?;
     let base = incremental(full, mode, &UniformV1)?;
-    let (v2_median_ms, v2_max_ms, v2_peak_mib) = time(&spec, assignor, runs)?;
-    let (v1_median_ms, v1_max_ms, v1_peak_mib) = time(&base, &UniformV1, runs)?;
-    Ok(Row {
-        case: name.to_owned(),
-        partitions: total_partitions(&spec),
-        members: spec.members.len(),
-        v2_median_ms,
-        v2_max_ms,
-        v2_peak_mib,
-        v1_median_ms,
-        v1_max_ms,
-        v1_peak_mib,
-        ratio: v2_median_ms / v1_median_ms.max(1e-6),
-    })
+    row(name, &spec, (&spec, assignor), (&base, &UniformV1), runs)
 }
 
 fn measure(
@@ -378,12 +366,24 @@ fn measure(
     assignor: &dyn Assignor,
     runs: usize,
 ) -> Result<Row, Failure> {
+    row(name, spec, (spec, assignor), (spec, &UniformV1), runs)
+}
+
+/// Times the measured assignor and the v1 baseline, each on its own spec, into one row
+/// (`shape` gives the row's partition and member counts).
+fn row(
+    name: &str,
+    shape: &GroupSpec,
+    (spec, assignor): (&GroupSpec, &dyn Assignor),
+    (base, baseline): (&GroupSpec, &dyn Assignor),
+    runs: usize,
+) -> Result<Row, Failure> {
     let (v2_median_ms, v2_max_ms, v2_peak_mib) = time(spec, assignor, runs)?;
-    let (v1_median_ms, v1_max_ms, v1_peak_mib) = time(spec, &UniformV1, runs)?;
+    let (v1_median_ms, v1_max_ms, v1_peak_mib) = time(base, baseline, runs)?;
     Ok(Row {
         case: name.to_owned(),
-        partitions: total_partitions(spec),
-        members: spec.members.len(),
+        partitions: total_partitions(shape),
+        members: shape.members.len(),
         v2_median_ms,
         v2_max_ms,
         v2_peak_mib,
