@@ -5,6 +5,7 @@
 //! - [`model`]: the [`RebalanceModel`] (a custom `stateright::Model`) and its [`state`].
 //! - [`properties`]: every property, defined once.
 //! - [`liveness`]: the explicit-graph liveness check (fair bottom SCCs).
+//! - [`shared`]: copy-on-write parts of a state with cached hashes (the checker's speed).
 //! - [`checker`]: runs a check (DFS, BFS or seeded random walks) and replays what it finds.
 //! - [`regression`]: counterexample files and their replay.
 //! - [`simulate`]: the seeded, shardable random walker.
@@ -23,6 +24,7 @@ pub mod network;
 pub mod properties;
 pub mod regression;
 pub mod scenario;
+pub mod shared;
 pub mod simulate;
 pub mod state;
 pub mod timeline;
@@ -33,4 +35,5 @@ pub use config::{
 };
 pub use model::{NOW_MS, RebalanceModel};
 pub use regression::{Expect, LIVENESS, Regression, ReplayError, Trace};
+pub use shared::Shared;
 pub use state::{Action, Disruption, ModelState};

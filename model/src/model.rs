@@ -21,7 +21,6 @@
 //! nondeterministic choice, restricted only by the timing [`Rules`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use rebalance::protocol::embedded::{AssignmentFormat, decode_assignment};
 use rebalance::protocol::{
@@ -34,6 +33,7 @@ use stateright::{Model, Property};
 
 use crate::config::{ConfigError, DisruptionKind, ModelConfig, NetworkKind, ProtocolKind};
 use crate::network::{Direction, Network, Payload};
+use crate::shared::Shared;
 use crate::state::{
     Action, CoordTimer, MemTimer, ModelState, Slot, SlotStatus, core_member_timer, member_id,
     model_member_timer, note,
@@ -256,14 +256,14 @@ impl RebalanceModel {
     /// network, recording events in the step notes.
     ///
     /// Only actors this step changed can have output: every stored state is fully drained, and
-    /// a step copies an actor (`Arc::make_mut`) before feeding it, so an actor still shared with
+    /// a step copies an actor (`Shared::make_mut`) before feeding it, so an actor still shared with
     /// the previous state is untouched and skipped without a copy.
     fn pump(&self, state: &mut ModelState) {
         self.pump_coordinator(state, &mut |_, _| {});
         for s in &mut state.slots {
             let connected = s.status == SlotStatus::Live;
             let stalled = s.stalled;
-            let Some(member) = s.member.as_mut().and_then(Arc::get_mut) else {
+            let Some(member) = s.member.as_mut().and_then(Shared::get_mut) else {
                 continue;
             };
             while let Some(request) = member.poll_transmit() {
@@ -301,7 +301,7 @@ impl RebalanceModel {
         state: &mut ModelState,
         inspect: &mut dyn FnMut(&MemberId, &Response),
     ) {
-        let Some(coordinator) = Arc::get_mut(&mut state.coordinator) else {
+        let Some(coordinator) = state.coordinator.get_mut() else {
             return;
         };
         let mut records = Vec::new();
@@ -315,7 +315,7 @@ impl RebalanceModel {
         if !records.is_empty() {
             let mut log = Vec::clone(&state.log);
             log.extend(records);
-            state.log = Arc::new(compact_log(&log));
+            state.log = Shared::new(compact_log(&log));
         }
         for (to, response) in responses {
             inspect(&to, &response);
@@ -375,7 +375,7 @@ impl RebalanceModel {
                     } => Some((*generation, partition.clone())),
                     _ => None,
                 };
-                Arc::make_mut(&mut state.coordinator).handle_request(
+                state.coordinator.make_mut().handle_request(
                     state.clock_ms,
                     member.clone(),
                     request,
@@ -410,7 +410,7 @@ impl RebalanceModel {
                         || matches!(response, Response::Heartbeat { .. }))
                     && let Some(m) = state.slots[slot].member.as_mut()
                 {
-                    Arc::make_mut(m).handle_response(clock_ms, response);
+                    m.make_mut().handle_response(clock_ms, response);
                 }
             }
             // A payload never travels the wrong way; nothing to do.
@@ -440,7 +440,8 @@ impl Model for RebalanceModel {
                         SlotStatus::Unstarted
                     },
                     incarnation: 0,
-                    member: started.then(|| Arc::new(self.new_member(NOW_MS, slot, 0, all_topics))),
+                    member: started
+                        .then(|| Shared::new(self.new_member(NOW_MS, slot, 0, all_topics))),
                     topics: all_topics,
                     bounced_from: None,
                     stalled: false,
@@ -448,11 +449,11 @@ impl Model for RebalanceModel {
             })
             .collect();
         let mut state = ModelState {
-            coordinator: Arc::new(Coordinator::new(
+            coordinator: Shared::new(Coordinator::new(
                 CoordinatorEpoch(1),
                 self.coordinator_config(),
             )),
-            log: Arc::new(Vec::new()),
+            log: Shared::new(Vec::new()),
             slots,
             network: Network::new(self.config.network != NetworkKind::Unordered),
             disruptions_used: 0,
@@ -518,8 +519,7 @@ impl Model for RebalanceModel {
                 direction,
                 index,
             } => {
-                let channel = (member.clone(), *direction);
-                let payload = state.network.take(&channel, *index)?;
+                let payload = state.network.take(member, *direction, *index)?;
                 self.deliver(&mut state, member.clone(), *direction, payload);
             }
             Action::Drop {
@@ -527,7 +527,7 @@ impl Model for RebalanceModel {
                 direction,
                 index,
             } => {
-                state.network.take(&(member.clone(), *direction), *index)?;
+                state.network.take(member, *direction, *index)?;
                 state.network_faults_used += 1;
             }
             Action::Duplicate {
@@ -535,16 +535,15 @@ impl Model for RebalanceModel {
                 direction,
                 index,
             } => {
-                let payload = state
-                    .network
-                    .get(&(member.clone(), *direction), *index)?
-                    .clone();
+                let payload = state.network.get(member, *direction, *index)?.clone();
                 state.network_faults_used += 1;
                 self.deliver(&mut state, member.clone(), *direction, payload);
             }
             Action::CoordinatorTimer(timer) => {
                 let loading = matches!(state.coordinator.state(), GroupState::Loading { .. });
-                Arc::make_mut(&mut state.coordinator)
+                state
+                    .coordinator
+                    .make_mut()
                     .handle_timer(state.clock_ms, CoordinatorTimer::from(timer));
                 if loading && state.coordinator.generation().0 >= 1 {
                     state.note |= note::GENERATION_SURVIVED_FAILOVER;
@@ -559,7 +558,7 @@ impl Model for RebalanceModel {
                 {
                     state.clock_ms = state.clock_ms.max(deadline_ms);
                 }
-                Arc::make_mut(m).handle_timer(state.clock_ms, timer);
+                m.make_mut().handle_timer(state.clock_ms, timer);
             }
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }

@@ -5,11 +5,11 @@
 //! addressed to an epoch inside the message, and whichever coordinator epoch is current receives
 //! them and fences stale ones, as a real broker answers `NotCoordinator`).
 
-use std::collections::BTreeMap;
-
 use rebalance::MemberId;
 use rebalance::protocol::messages::{Request, Response};
 use serde::{Deserialize, Serialize};
+
+use crate::shared::Shared;
 
 /// Which way a channel carries messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -46,10 +46,19 @@ impl Payload {
 /// The channel key: the member at the far end and the direction.
 pub type ChannelId = (MemberId, Direction);
 
-/// Every message in flight. Empty channels are removed, so equal contents give equal values.
+/// One channel's messages, shared between states until a step changes it (a step touches one
+/// or two channels, so the others are neither copied nor re-hashed).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Channel {
+    id: ChannelId,
+    queue: Vec<Payload>,
+}
+
+/// Every message in flight. Channels are kept sorted by id and empty ones are removed, so equal
+/// contents give equal values (and equal hashes).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Network {
-    channels: BTreeMap<ChannelId, Vec<Payload>>,
+    channels: Vec<Shared<Channel>>,
     ordered: bool,
 }
 
@@ -58,15 +67,34 @@ impl Network {
     #[must_use]
     pub fn new(ordered: bool) -> Network {
         Network {
-            channels: BTreeMap::new(),
+            channels: Vec::new(),
             ordered,
         }
+    }
+
+    /// Where the channel to or from `member` is, or would be inserted.
+    fn find(&self, member: &MemberId, direction: Direction) -> Result<usize, usize> {
+        self.channels
+            .binary_search_by(|c| (&c.id.0, c.id.1).cmp(&(member, direction)))
     }
 
     /// Sends a message. On an unordered network it is kept in sorted position, so the channel
     /// is a canonical multiset and delivery order is the model's choice.
     pub fn send(&mut self, channel: ChannelId, payload: Payload) {
-        let queue = self.channels.entry(channel).or_default();
+        let at = match self.find(&channel.0, channel.1) {
+            Ok(at) => at,
+            Err(at) => {
+                self.channels.insert(
+                    at,
+                    Shared::new(Channel {
+                        id: channel,
+                        queue: Vec::new(),
+                    }),
+                );
+                at
+            }
+        };
+        let queue = &mut self.channels[at].make_mut().queue;
         if self.ordered {
             queue.push(payload);
         } else {
@@ -79,60 +107,73 @@ impl Network {
     /// or for each distinct message of an unordered one.
     pub fn deliverable(&self) -> impl Iterator<Item = (&ChannelId, usize, &Payload)> {
         let ordered = self.ordered;
-        self.channels.iter().flat_map(move |(id, queue)| {
+        self.channels.iter().flat_map(move |channel| {
+            let queue = &channel.queue;
             queue.iter().enumerate().filter_map(move |(i, p)| {
                 let first_of_kind = if ordered {
                     i == 0
                 } else {
                     i == 0 || queue[i - 1] != *p
                 };
-                first_of_kind.then_some((id, i, p))
+                first_of_kind.then_some((&channel.id, i, p))
             })
         })
     }
 
-    /// The message at `index` of a channel, if there is one.
+    /// The message at `index` of the channel to or from `member`, if there is one.
     #[must_use]
-    pub fn get(&self, channel: &ChannelId, index: usize) -> Option<&Payload> {
-        self.channels.get(channel).and_then(|q| q.get(index))
+    pub fn get(&self, member: &MemberId, direction: Direction, index: usize) -> Option<&Payload> {
+        let at = self.find(member, direction).ok()?;
+        self.channels[at].queue.get(index)
     }
 
-    /// Takes the message at `index` of a channel out of the network.
-    pub fn take(&mut self, channel: &ChannelId, index: usize) -> Option<Payload> {
-        let queue = self.channels.get_mut(channel)?;
-        if index >= queue.len() {
+    /// Takes the message at `index` of the channel to or from `member` out of the network.
+    pub fn take(
+        &mut self,
+        member: &MemberId,
+        direction: Direction,
+        index: usize,
+    ) -> Option<Payload> {
+        let at = self.find(member, direction).ok()?;
+        if index >= self.channels[at].queue.len() {
             return None;
         }
-        let payload = queue.remove(index);
-        if queue.is_empty() {
-            self.channels.remove(channel);
+        if self.channels[at].queue.len() == 1 {
+            // The last message: drop the channel without copying it.
+            let mut channel = self.channels.remove(at);
+            return Some(match channel.get_mut() {
+                Some(c) => c.queue.remove(index),
+                None => channel.queue[index].clone(),
+            });
         }
-        Some(payload)
+        Some(self.channels[at].make_mut().queue.remove(index))
     }
 
     /// Drops every message in one channel (a member crashed or was cut off).
     pub fn purge(&mut self, channel: &ChannelId) {
-        self.channels.remove(channel);
+        if let Ok(at) = self.find(&channel.0, channel.1) {
+            self.channels.remove(at);
+        }
     }
 
     /// Whether anything is in flight to or from this member.
     #[must_use]
     pub fn has_traffic(&self, member: &MemberId) -> bool {
-        // A handful of channels: a scan beats building the two keys.
-        self.channels.keys().any(|(m, _)| m == member)
+        // A handful of channels: a scan beats two searches.
+        self.channels.iter().any(|c| c.id.0 == *member)
     }
 
     /// Every message in flight.
     pub fn iter(&self) -> impl Iterator<Item = (&ChannelId, &Payload)> {
         self.channels
             .iter()
-            .flat_map(|(id, q)| q.iter().map(move |p| (id, p)))
+            .flat_map(|c| c.queue.iter().map(move |p| (&c.id, p)))
     }
 
     /// Number of messages in flight.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.channels.values().map(Vec::len).sum()
+        self.channels.iter().map(|c| c.queue.len()).sum()
     }
 
     /// Whether nothing is in flight.
@@ -160,7 +201,7 @@ mod tests {
         ordered.send(ch.clone(), find(2));
         ordered.send(ch.clone(), find(1));
         assert_eq!(ordered.deliverable().count(), 1);
-        assert_eq!(ordered.take(&ch, 0), Some(find(2)));
+        assert_eq!(ordered.take(&ch.0, ch.1, 0), Some(find(2)));
 
         let mut a = Network::new(false);
         let mut b = Network::new(false);
@@ -173,9 +214,9 @@ mod tests {
         assert_eq!(a, b);
         // Two distinct messages are deliverable (the duplicate is not a separate choice).
         assert_eq!(a.deliverable().count(), 2);
-        a.take(&ch, 0);
-        a.take(&ch, 0);
-        a.take(&ch, 0);
+        a.take(&ch.0, ch.1, 0);
+        a.take(&ch.0, ch.1, 0);
+        a.take(&ch.0, ch.1, 0);
         assert!(a.is_empty());
         assert_eq!(a, Network::new(false));
     }

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::Arc;
 
 use rebalance::protocol::{Coordinator, CoordinatorTimer, GroupRecord, Member, MemberTimer};
 use rebalance::{Generation, MemberId, TopicPartition};
@@ -10,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::DisruptionKind;
 use crate::network::{Direction, Network};
+use crate::shared::Shared;
 
 /// What a member slot's process is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -34,8 +34,9 @@ pub struct Slot {
     /// How many times this slot was bounced (its id's suffix).
     pub incarnation: u8,
     /// The running member, while `Live` or `Isolated`. Shared between a state and its
-    /// successors until a step changes it (copy on write), so a step copies only what it touches.
-    pub member: Option<Arc<Member>>,
+    /// successors until a step changes it (copy on write, hash cached), so a step copies and
+    /// re-hashes only what it touches.
+    pub member: Option<Shared<Member>>,
     /// Bitmask of the topics (`t0` = bit 0) this member subscribes to.
     pub topics: u8,
     /// What the previous incarnation consumed when it was bounced, until the new one has it all
@@ -131,9 +132,9 @@ pub mod note {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModelState {
     /// The current coordinator epoch (copy on write, like [`Slot::member`]).
-    pub coordinator: Arc<Coordinator>,
+    pub coordinator: Shared<Coordinator>,
     /// The durable log, compacted (see [`crate::model::compact_log`]; copy on write).
-    pub log: Arc<Vec<GroupRecord>>,
+    pub log: Shared<Vec<GroupRecord>>,
     /// Member slots.
     pub slots: Vec<Slot>,
     /// Messages in flight.

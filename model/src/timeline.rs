@@ -148,10 +148,7 @@ fn delivered(before: &ModelState, action: &Action) -> Option<Payload> {
             member,
             direction,
             index,
-        } => before
-            .network
-            .get(&(member.clone(), *direction), *index)
-            .cloned(),
+        } => before.network.get(member, *direction, *index).cloned(),
         _ => None,
     }
 }

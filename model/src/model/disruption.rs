@@ -1,14 +1,13 @@
 //! Disruptions: which ones the budget and the enabled kinds allow in a state, and what each
 //! does to the members, the network and the coordinator.
 
-use std::sync::Arc;
-
 use rebalance::protocol::{Coordinator, ErrorCode, GroupState, Response};
 use rebalance::{CoordinatorEpoch, MemberId};
 
 use super::RebalanceModel;
 use crate::config::DisruptionKind;
 use crate::network::{Direction, Payload};
+use crate::shared::Shared;
 use crate::state::{Action, Disruption, ModelState, SlotStatus, note};
 
 impl RebalanceModel {
@@ -86,7 +85,7 @@ impl RebalanceModel {
             Disruption::Join(slot) => {
                 let s = &mut state.slots[slot];
                 s.status = SlotStatus::Live;
-                s.member = Some(Arc::new(self.new_member(
+                s.member = Some(Shared::new(self.new_member(
                     clock_ms,
                     slot,
                     s.incarnation,
@@ -95,7 +94,7 @@ impl RebalanceModel {
             }
             Disruption::Leave(slot) | Disruption::LeaderLeaves(slot) => {
                 if let Some(m) = state.slots[slot].member.as_mut() {
-                    Arc::make_mut(m).leave(clock_ms);
+                    m.make_mut().leave(clock_ms);
                 }
                 self.pump(state);
                 let id = Self::slot_member_id(state, slot);
@@ -122,7 +121,7 @@ impl RebalanceModel {
                     .unwrap_or_default();
                 s.incarnation += 1;
                 s.bounced_from = Some(before);
-                s.member = Some(Arc::new(self.new_member(
+                s.member = Some(Shared::new(self.new_member(
                     clock_ms,
                     slot,
                     s.incarnation,
@@ -186,7 +185,7 @@ impl RebalanceModel {
                     }
                 }
                 let epoch = CoordinatorEpoch(old_epoch.0 + 1);
-                state.coordinator = Arc::new(Coordinator::recover(
+                state.coordinator = Shared::new(Coordinator::recover(
                     epoch,
                     self.coordinator_config(),
                     &state.log,
@@ -201,7 +200,7 @@ impl RebalanceModel {
                 let id = Self::slot_member_id(state, slot);
                 let channel = (id, Direction::ToMember);
                 let mut kept = Vec::new();
-                while let Some(p) = state.network.take(&channel, 0) {
+                while let Some(p) = state.network.take(&channel.0, channel.1, 0) {
                     if matches!(p, Payload::Response(Response::Heartbeat { .. })) {
                         kept.push(p);
                     }
@@ -218,7 +217,7 @@ impl RebalanceModel {
                 s.topics ^= last;
                 let topics = self.topics_of(s.topics);
                 if let Some(m) = s.member.as_mut() {
-                    Arc::make_mut(m).subscribe(clock_ms, topics);
+                    m.make_mut().subscribe(clock_ms, topics);
                 }
             }
         }
