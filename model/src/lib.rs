@@ -5,7 +5,8 @@
 //! - [`model`]: the [`RebalanceModel`] (a custom `stateright::Model`) and its [`state`].
 //! - [`properties`]: every property, defined once.
 //! - [`liveness`]: the explicit-graph liveness check (fair bottom SCCs).
-//! - [`shared`]: copy-on-write parts of a state with cached hashes (the checker's speed).
+//! - [`shared`], [`memo`]: copy-on-write parts of a state with cached hashes, and facts
+//!   computed once per coordinator value (the checker's speed).
 //! - [`checker`]: runs a check (DFS, BFS or seeded random walks) and replays what it finds.
 //! - [`regression`]: counterexample files and their replay.
 //! - [`simulate`]: the seeded, shardable random walker.
@@ -19,6 +20,7 @@ pub mod checker;
 pub mod config;
 pub mod faults;
 pub mod liveness;
+pub mod memo;
 pub mod model;
 pub mod network;
 pub mod properties;

@@ -563,6 +563,9 @@ impl Model for RebalanceModel {
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }
         self.pump(&mut state);
+        if !Shared::ptr_eq(&state.coordinator, &last.coordinator) {
+            crate::memo::intern_coordinator(&mut state.coordinator);
+        }
         let (lost, lost_in_stable) = crate::properties::lost_assignments(last, &state);
         if lost {
             state.note |= note::ASSIGNMENT_LOST;

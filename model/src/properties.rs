@@ -26,6 +26,7 @@ use rebalance::protocol::{GroupState, Member, MemberState, Request};
 use stateright::{Model, Property};
 
 use crate::config::{DisruptionKind, ProtocolKind};
+use crate::memo::AssignmentFacts;
 use crate::model::RebalanceModel;
 use crate::network::Payload;
 use crate::state::{Action, MemTimer, ModelState, SlotStatus, note};
@@ -192,13 +193,21 @@ fn assigned_counts(model: &RebalanceModel, state: &ModelState) -> BTreeMap<Topic
     out
 }
 
-/// [`ASSIGNMENT_EXCLUSIVE`].
-#[must_use]
-pub fn assignment_exclusive(model: &RebalanceModel, state: &ModelState) -> bool {
-    assigned_counts(model, state).values().all(|n| *n <= 1)
+/// The facts of the coordinator's stored assignment, computed once per coordinator value
+/// (see [`crate::memo`]).
+fn assignment_facts(model: &RebalanceModel, state: &ModelState) -> AssignmentFacts {
+    let format = model.assignment_format();
+    state
+        .coordinator
+        .memo()
+        .assignment_facts(format, || AssignmentFacts {
+            exclusive: assigned_counts(model, state).values().all(|n| *n <= 1),
+            shared_out: shared_out(model, state),
+        })
 }
 
-fn ex_shared_out(model: &RebalanceModel, state: &ModelState) -> bool {
+/// Whether at least two members are given partitions by the stored assignment.
+fn shared_out(model: &RebalanceModel, state: &ModelState) -> bool {
     let Some(assignment) = state.coordinator.assignment() else {
         return false;
     };
@@ -211,6 +220,16 @@ fn ex_shared_out(model: &RebalanceModel, state: &ModelState) -> bool {
         })
         .count()
         >= 2
+}
+
+/// [`ASSIGNMENT_EXCLUSIVE`].
+#[must_use]
+pub fn assignment_exclusive(model: &RebalanceModel, state: &ModelState) -> bool {
+    assignment_facts(model, state).exclusive
+}
+
+fn ex_shared_out(model: &RebalanceModel, state: &ModelState) -> bool {
+    assignment_facts(model, state).shared_out
 }
 
 fn ex_lost(_: &RebalanceModel, state: &ModelState) -> bool {

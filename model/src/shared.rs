@@ -1,5 +1,6 @@
 //! [`Shared`]: a part of the model's state (an actor, the log, a network channel) shared between
-//! a state and its successors, copied only when a step changes it, with its hash computed once.
+//! a state and its successors, copied only when a step changes it, with its hash computed once
+//! and, optionally, a memo of facts derived from it.
 //!
 //! # Why
 //!
@@ -14,70 +15,89 @@
 //!   stays consistent with `Eq` ([`Shared`]'s `Eq` compares the values).
 //! - The cache is never stale: the only ways to change the value ([`Shared::make_mut`],
 //!   [`Shared::get_mut`]) clear it before handing out `&mut`, and while that borrow lives nothing
-//!   can read the cache; it is filled again on the next hash.
+//!   can read the cache; it is filled again on the next hash. The memo is reset the same way.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
-/// A value shared copy-on-write between states, with its hash cached (see the module docs).
-pub struct Shared<T> {
-    inner: Arc<Cached<T>>,
+/// A value shared copy-on-write between states, with its hash cached and a memo `M` of facts
+/// derived from it (see the module docs).
+///
+/// `M` must hold only what is a function of the value (and of inputs it records with each
+/// fact, see [`crate::memo`]): it is reset whenever the value changes, and never compared or
+/// hashed.
+pub struct Shared<T, M = ()> {
+    inner: Arc<Cached<T, M>>,
 }
 
-struct Cached<T> {
+struct Cached<T, M> {
     value: T,
     hash: OnceLock<u64>,
+    memo: M,
 }
 
-impl<T: Clone> Clone for Cached<T> {
+impl<T: Clone, M: Default> Clone for Cached<T, M> {
     fn clone(&self) -> Self {
         // Only `make_mut` clones a `Cached`, and it changes the value right after.
         Cached {
             value: self.value.clone(),
             hash: OnceLock::new(),
+            memo: M::default(),
         }
     }
 }
 
-impl<T> Shared<T> {
+impl<T, M: Default> Shared<T, M> {
     /// Wraps a value (its hash is computed when first needed).
     #[must_use]
-    pub fn new(value: T) -> Shared<T> {
+    pub fn new(value: T) -> Shared<T, M> {
         Shared {
             inner: Arc::new(Cached {
                 value,
                 hash: OnceLock::new(),
+                memo: M::default(),
             }),
         }
     }
 
     /// The value, mutably, if no other state shares it (no copy); `None` otherwise. Clears the
-    /// cached hash.
+    /// cached hash and the memo.
     pub fn get_mut(&mut self) -> Option<&mut T> {
         let cached = Arc::get_mut(&mut self.inner)?;
         cached.hash = OnceLock::new();
+        cached.memo = M::default();
         Some(&mut cached.value)
-    }
-
-    /// Whether two handles share one value (so they are equal without a comparison).
-    #[must_use]
-    pub fn ptr_eq(a: &Shared<T>, b: &Shared<T>) -> bool {
-        Arc::ptr_eq(&a.inner, &b.inner)
     }
 }
 
-impl<T: Clone> Shared<T> {
-    /// The value, mutably: copied first if another state shares it. Clears the cached hash.
+impl<T, M> Shared<T, M> {
+    /// Whether two handles share one value (so they are equal without a comparison).
+    #[must_use]
+    pub fn ptr_eq(a: &Shared<T, M>, b: &Shared<T, M>) -> bool {
+        Arc::ptr_eq(&a.inner, &b.inner)
+    }
+
+    /// The memo of facts derived from the current value.
+    #[must_use]
+    pub fn memo(&self) -> &M {
+        &self.inner.memo
+    }
+}
+
+impl<T: Clone, M: Default> Shared<T, M> {
+    /// The value, mutably: copied first if another state shares it. Clears the cached hash and
+    /// the memo.
     pub fn make_mut(&mut self) -> &mut T {
         let cached = Arc::make_mut(&mut self.inner);
         cached.hash = OnceLock::new();
+        cached.memo = M::default();
         &mut cached.value
     }
 }
 
-impl<T: Hash> Shared<T> {
+impl<T: Hash, M> Shared<T, M> {
     /// The value's hash (computed on the first call after a change, then cached).
     #[must_use]
     pub fn value_hash(&self) -> u64 {
@@ -89,7 +109,7 @@ impl<T: Hash> Shared<T> {
     }
 }
 
-impl<T> Clone for Shared<T> {
+impl<T, M> Clone for Shared<T, M> {
     fn clone(&self) -> Self {
         Shared {
             inner: Arc::clone(&self.inner),
@@ -97,7 +117,7 @@ impl<T> Clone for Shared<T> {
     }
 }
 
-impl<T> Deref for Shared<T> {
+impl<T, M> Deref for Shared<T, M> {
     type Target = T;
 
     fn deref(&self) -> &T {
@@ -105,13 +125,13 @@ impl<T> Deref for Shared<T> {
     }
 }
 
-impl<T: Hash> Hash for Shared<T> {
+impl<T: Hash, M> Hash for Shared<T, M> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(self.value_hash());
     }
 }
 
-impl<T: PartialEq + Hash> PartialEq for Shared<T> {
+impl<T: PartialEq + Hash, M> PartialEq for Shared<T, M> {
     fn eq(&self, other: &Self) -> bool {
         // Shared means equal; different cached hashes mean different values (the hash is a
         // function of the value); only then compare the values.
@@ -120,9 +140,9 @@ impl<T: PartialEq + Hash> PartialEq for Shared<T> {
     }
 }
 
-impl<T: Eq + Hash> Eq for Shared<T> {}
+impl<T: Eq + Hash, M> Eq for Shared<T, M> {}
 
-impl<T: fmt::Debug> fmt::Debug for Shared<T> {
+impl<T: fmt::Debug, M> fmt::Debug for Shared<T, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.inner.value.fmt(f)
     }
@@ -206,6 +226,8 @@ impl Hasher for FoldHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    type Shared<T> = super::Shared<T, ()>;
 
     fn hash_of<T: Hash>(value: &T) -> u64 {
         let mut h = std::hash::DefaultHasher::new();

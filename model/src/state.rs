@@ -8,6 +8,7 @@ use rebalance::{Generation, MemberId, TopicPartition};
 use serde::{Deserialize, Serialize};
 
 use crate::config::DisruptionKind;
+use crate::memo::CoordinatorMemo;
 use crate::network::{Direction, Network};
 use crate::shared::Shared;
 
@@ -131,8 +132,9 @@ pub mod note {
 /// The whole system: coordinator, durable log, members, network and budgets.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModelState {
-    /// The current coordinator epoch (copy on write, like [`Slot::member`]).
-    pub coordinator: Shared<Coordinator>,
+    /// The current coordinator epoch (copy on write, like [`Slot::member`], with a memo of
+    /// facts the checker asks of it in many states).
+    pub coordinator: Shared<Coordinator, CoordinatorMemo>,
     /// The durable log, compacted (see [`crate::model::compact_log`]; copy on write).
     pub log: Shared<Vec<GroupRecord>>,
     /// Member slots.

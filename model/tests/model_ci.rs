@@ -77,7 +77,7 @@ fn the_drain_check_sees_left_over_output() {
     let mut state = model.init_states().remove(0);
     assert_eq!(undrained(&state), None);
     let member = state.slots[0].member.as_mut().unwrap();
-    std::sync::Arc::make_mut(member).leave(rebalance_model::NOW_MS);
+    member.make_mut().leave(rebalance_model::NOW_MS);
     assert_eq!(undrained(&state), Some("member of slot 0".to_owned()));
 }
 

@@ -189,14 +189,27 @@ impl RebalanceModel {
         {
             return false;
         }
-        let mut probe = Coordinator::clone(&state.coordinator);
-        probe.handle_timer(state.clock_ms, timer.clone());
+        // Which members the timer drops depends on the coordinator and the clock only: asked
+        // once per coordinator value (see `crate::memo`).
+        let removed = || {
+            let mut probe = Coordinator::clone(&state.coordinator);
+            probe.handle_timer(state.clock_ms, timer.clone());
+            state
+                .coordinator
+                .members()
+                .keys()
+                .filter(|id| !probe.members().contains_key(*id))
+                .cloned()
+                .collect()
+        };
         state
             .coordinator
-            .members()
-            .keys()
-            .filter(|id| !probe.members().contains_key(*id))
-            .all(|id| Self::expirable(state, id) || Self::stalled_evictable(state, id, timer))
+            .memo()
+            .with_removed(state.clock_ms, timer, removed, |ids| {
+                ids.iter().all(|id| {
+                    Self::expirable(state, id) || Self::stalled_evictable(state, id, timer)
+                })
+            })
     }
 
     pub(super) fn member_timer_allowed(
