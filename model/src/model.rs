@@ -38,9 +38,11 @@ use crate::state::{
     Action, CoordTimer, MemTimer, ModelState, Slot, SlotStatus, core_member_timer, member_id,
     model_member_timer, note,
 };
+use step::{CoordinatorInput, MemberInput};
 
 mod disruption;
 mod rules;
+pub mod step;
 
 /// The model's constant clock.
 pub const NOW_MS: u64 = 1_000_000;
@@ -255,47 +257,64 @@ impl RebalanceModel {
     /// Drains every output of the coordinator and the running members into the log and the
     /// network, recording events in the step notes.
     ///
-    /// Only actors this step changed can have output: every stored state is fully drained, and
-    /// a step copies an actor (`Shared::make_mut`) before feeding it, so an actor still shared with
-    /// the previous state is untouched and skipped without a copy.
+    /// Only actors this step changed in place can have output: every stored state is fully
+    /// drained, a step copies an actor (`Shared::make_mut`) before feeding it, so an actor still
+    /// shared with the previous state is untouched and skipped without a copy, and a memoised
+    /// step ([`step`]) hands back a drained actor with its output, emitted at once.
     fn pump(&self, state: &mut ModelState) {
         self.pump_coordinator(state, &mut |_, _| {});
-        for s in &mut state.slots {
-            let connected = s.status == SlotStatus::Live;
-            let stalled = s.stalled;
-            let Some(member) = s.member.as_mut().and_then(Shared::get_mut) else {
+        for slot in 0..state.slots.len() {
+            let Some(member) = state.slots[slot].member.as_mut().and_then(Shared::get_mut) else {
                 continue;
             };
-            while let Some(request) = member.poll_transmit() {
-                // What a heartbeat answer makes a stalled member do (rejoin, commit) is the hung
-                // application thread's work in a real client: it is never sent.
-                if connected && (!stalled || matches!(request, Request::Heartbeat { .. })) {
-                    state.network.send(
-                        (member.id().clone(), Direction::ToCoordinator),
-                        Payload::Request(request),
-                    );
-                }
+            let requests: Vec<Request> = std::iter::from_fn(|| member.poll_transmit()).collect();
+            let events: Vec<MemberEvent> = std::iter::from_fn(|| member.poll_event()).collect();
+            Self::emit_member(state, slot, requests, &events);
+        }
+    }
+
+    /// Moves what the member in `slot` output into the network (as far as its slot lets it
+    /// through) and the step notes, and checks whether a bounced member has its partitions back.
+    fn emit_member(
+        state: &mut ModelState,
+        slot: usize,
+        requests: impl IntoIterator<Item = Request>,
+        events: &[MemberEvent],
+    ) {
+        let s = &state.slots[slot];
+        let Some(member) = s.member.as_ref() else {
+            return;
+        };
+        let connected = s.status == SlotStatus::Live;
+        for request in requests {
+            // What a heartbeat answer makes a stalled member do (rejoin, commit) is the hung
+            // application thread's work in a real client: it is never sent.
+            if connected && (!s.stalled || matches!(request, Request::Heartbeat { .. })) {
+                state.network.send(
+                    (member.id().clone(), Direction::ToCoordinator),
+                    Payload::Request(request),
+                );
             }
-            while let Some(event) = member.poll_event() {
-                if let MemberEvent::RebalanceRound(round) = event
-                    && round.delay_ms > 0
-                {
-                    state.note |= note::DEFERRED_DELAY;
-                }
-            }
-            if let Some(before) = &s.bounced_from
-                && before.is_subset(member.consuming())
+        }
+        for event in events {
+            if let MemberEvent::RebalanceRound(round) = event
+                && round.delay_ms > 0
             {
-                if !before.is_empty() {
-                    state.note |= note::BOUNCE_REGAINED;
-                }
-                s.bounced_from = None;
+                state.note |= note::DEFERRED_DELAY;
             }
+        }
+        if let Some(before) = &s.bounced_from
+            && before.is_subset(member.consuming())
+        {
+            if !before.is_empty() {
+                state.note |= note::BOUNCE_REGAINED;
+            }
+            state.slots[slot].bounced_from = None;
         }
     }
 
     /// Drains the coordinator's records into the log and its responses into the network
-    /// (`inspect` sees every response first), when this step changed it.
+    /// (`inspect` sees every response first), when this step changed it in place.
     fn pump_coordinator(
         &self,
         state: &mut ModelState,
@@ -304,15 +323,22 @@ impl RebalanceModel {
         let Some(coordinator) = state.coordinator.get_mut() else {
             return;
         };
-        let mut records = Vec::new();
-        while let Some(record) = coordinator.poll_persist() {
-            records.push(record);
-        }
-        let mut responses = Vec::new();
-        while let Some(out) = coordinator.poll_transmit() {
-            responses.push(out);
-        }
-        if !records.is_empty() {
+        let records: Vec<GroupRecord> = std::iter::from_fn(|| coordinator.poll_persist()).collect();
+        let responses: Vec<(MemberId, Response)> =
+            std::iter::from_fn(|| coordinator.poll_transmit()).collect();
+        Self::emit_coordinator(state, records, responses, inspect);
+    }
+
+    /// Appends the coordinator's records to the log and sends its responses to the members
+    /// still connected (`inspect` sees every response first).
+    fn emit_coordinator(
+        state: &mut ModelState,
+        records: impl IntoIterator<Item = GroupRecord>,
+        responses: impl IntoIterator<Item = (MemberId, Response)>,
+        inspect: &mut dyn FnMut(&MemberId, &Response),
+    ) {
+        let mut records = records.into_iter().peekable();
+        if records.peek().is_some() {
             let mut log = Vec::clone(&state.log);
             log.extend(records);
             state.log = Shared::new(compact_log(&log));
@@ -331,6 +357,38 @@ impl RebalanceModel {
                     .send((to, Direction::ToMember), Payload::Response(response));
             }
         }
+    }
+
+    /// Feeds the coordinator one input (a memoised step) and emits its output; `inspect` sees
+    /// every response first.
+    fn step_coordinator(
+        state: &mut ModelState,
+        input: CoordinatorInput,
+        inspect: &mut dyn FnMut(&MemberId, &Response),
+    ) {
+        let outcome = step::coordinator(&state.coordinator, state.clock_ms, input);
+        state.coordinator = outcome.coordinator.clone();
+        Self::emit_coordinator(
+            state,
+            outcome.records.iter().cloned(),
+            outcome.responses.iter().cloned(),
+            inspect,
+        );
+    }
+
+    /// Feeds the member in `slot` one input (a memoised step) and emits its output; `None` when
+    /// no member runs there.
+    fn step_member(state: &mut ModelState, slot: usize, input: MemberInput) -> Option<()> {
+        let source = state.slots.get(slot)?.member.as_ref()?;
+        let outcome = step::member(source, state.clock_ms, input);
+        state.slots[slot].member = Some(outcome.member.clone());
+        Self::emit_member(
+            state,
+            slot,
+            outcome.requests.iter().cloned(),
+            &outcome.events,
+        );
+        Some(())
     }
 
     /// Checks an accepted offset commit: the committing generation must be the group's, the
@@ -364,7 +422,6 @@ impl RebalanceModel {
     }
 
     fn deliver(&self, state: &mut ModelState, member: MemberId, direction: Direction, p: Payload) {
-        let clock_ms = state.clock_ms;
         match (direction, p) {
             (Direction::ToCoordinator, Payload::Request(request)) => {
                 let commit = match &request {
@@ -375,31 +432,31 @@ impl RebalanceModel {
                     } => Some((*generation, partition.clone())),
                     _ => None,
                 };
-                state.coordinator.make_mut().handle_request(
-                    state.clock_ms,
-                    member.clone(),
-                    request,
-                );
-                if let Some((generation, partition)) = commit {
-                    // Look at the answer as it goes out.
-                    let mut accepted = false;
-                    self.pump_coordinator(state, &mut |to, r| {
-                        if *to == member
+                // Look at the answer as it goes out.
+                let mut accepted = false;
+                Self::step_coordinator(
+                    state,
+                    CoordinatorInput::Request(member.clone(), request),
+                    &mut |to, r| {
+                        if let Some((_, partition)) = &commit
+                            && *to == member
                             && let Response::OffsetCommit {
                                 partition: p,
                                 result: Ok(()),
                                 ..
                             } = r
-                            && *p == partition
+                            && p == partition
                         {
                             accepted = true;
                         }
-                    });
-                    if accepted {
-                        state.note |= note::COMMIT_ACCEPTED;
-                        if !self.commit_from_owner(state, &member, generation, &partition) {
-                            state.note |= note::COMMIT_FROM_NON_OWNER;
-                        }
+                    },
+                );
+                if let Some((generation, partition)) = commit
+                    && accepted
+                {
+                    state.note |= note::COMMIT_ACCEPTED;
+                    if !self.commit_from_owner(state, &member, generation, &partition) {
+                        state.note |= note::COMMIT_FROM_NON_OWNER;
                     }
                 }
             }
@@ -408,9 +465,8 @@ impl RebalanceModel {
                     && state.slots[slot].status == SlotStatus::Live
                     && (!state.slots[slot].stalled
                         || matches!(response, Response::Heartbeat { .. }))
-                    && let Some(m) = state.slots[slot].member.as_mut()
                 {
-                    m.make_mut().handle_response(clock_ms, response);
+                    Self::step_member(state, slot, MemberInput::Response(response));
                 }
             }
             // A payload never travels the wrong way; nothing to do.
@@ -541,24 +597,25 @@ impl Model for RebalanceModel {
             }
             Action::CoordinatorTimer(timer) => {
                 let loading = matches!(state.coordinator.state(), GroupState::Loading { .. });
-                state
-                    .coordinator
-                    .make_mut()
-                    .handle_timer(state.clock_ms, CoordinatorTimer::from(timer));
+                Self::step_coordinator(
+                    &mut state,
+                    CoordinatorInput::Timer(CoordinatorTimer::from(timer)),
+                    &mut |_, _| {},
+                );
                 if loading && state.coordinator.generation().0 >= 1 {
                     state.note |= note::GENERATION_SURVIVED_FAILOVER;
                 }
             }
             Action::MemberTimer { slot, timer } => {
                 let timer = core_member_timer(*timer);
-                let m = state.slots.get_mut(*slot)?.member.as_mut()?;
+                let m = state.slots.get(*slot)?.member.as_ref()?;
                 if timer == MemberTimer::ScheduledRejoin
                     && self.config.rules.scheduled_delay_passes
                     && let Some((_, deadline_ms)) = m.timers().find(|(t, _)| *t == timer)
                 {
                     state.clock_ms = state.clock_ms.max(deadline_ms);
                 }
-                m.make_mut().handle_timer(state.clock_ms, timer);
+                Self::step_member(&mut state, *slot, MemberInput::Timer(timer))?;
             }
             Action::Disrupt(d) => self.disrupt(&mut state, d),
         }
