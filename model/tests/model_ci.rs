@@ -126,3 +126,46 @@ fn the_stable_start_is_reachable_from_the_cold_start() {
     });
     assert!(found);
 }
+
+#[test]
+fn remembered_steps_give_the_states_fresh_steps_give() {
+    // The step memo and the cached hashes must change nothing: every successor of the first
+    // states, computed with the memo warm and again with it emptied, is equal and hashes the
+    // same (and the two are separate copies, so the second really was computed afresh).
+    for protocol in [ProtocolKind::Eager, ProtocolKind::Deferred] {
+        let model = Preset::Ci.config(protocol).into_model().unwrap();
+        let mut checked = 0;
+        let mut actions = Vec::new();
+        explore(&model, 1_500, |s| {
+            actions.clear();
+            model.actions(s, &mut actions);
+            for a in &actions {
+                let warm = model.next_state(s, a.clone());
+                rebalance_model::model::step::forget();
+                let fresh = model.next_state(s, a.clone());
+                assert_eq!(warm, fresh, "{protocol}: {a:?}");
+                if let (Some(warm), Some(fresh)) = (warm, fresh) {
+                    assert_eq!(fp(&warm), fp(&fresh), "{protocol}: {a:?}");
+                    checked += 1;
+                }
+            }
+        });
+        assert!(checked >= 3_000, "{protocol}: only {checked} steps checked");
+    }
+}
+
+#[test]
+fn a_changed_actor_changes_the_state_hash() {
+    // The other side: the cached hash follows a change (a stale cache would keep it).
+    let model = Preset::Quick
+        .config(ProtocolKind::Eager)
+        .into_model()
+        .unwrap();
+    let state = model.init_states().remove(0);
+    let mut changed = state.clone();
+    let member = changed.slots[0].member.as_mut().unwrap();
+    member.make_mut().leave(rebalance_model::NOW_MS);
+    assert_ne!(state, changed);
+    assert_ne!(fp(&state), fp(&changed));
+    assert_eq!(fp(&state), fp(&state.clone()));
+}

@@ -93,6 +93,13 @@ thread_local! {
         RefCell::new(HashMap::new());
 }
 
+/// Forgets every step this thread remembers (for tests that compare remembered steps with
+/// fresh ones; the checker never needs it).
+pub fn forget() {
+    COORDINATOR_STEPS.with(|t| t.borrow_mut().clear());
+    MEMBER_STEPS.with(|t| t.borrow_mut().clear());
+}
+
 fn key<T: Hash, M, I: Hash>(source: &Shared<T, M>, clock_ms: u64, input: &I) -> u64 {
     let mut h = FoldHasher::default();
     h.write_u64(source.value_hash());
