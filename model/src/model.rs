@@ -326,22 +326,19 @@ impl RebalanceModel {
         let records: Vec<GroupRecord> = std::iter::from_fn(|| coordinator.poll_persist()).collect();
         let responses: Vec<(MemberId, Response)> =
             std::iter::from_fn(|| coordinator.poll_transmit()).collect();
-        Self::emit_coordinator(state, records, responses, inspect);
+        Self::emit_coordinator(state, &records, responses, inspect);
     }
 
     /// Appends the coordinator's records to the log and sends its responses to the members
     /// still connected (`inspect` sees every response first).
     fn emit_coordinator(
         state: &mut ModelState,
-        records: impl IntoIterator<Item = GroupRecord>,
+        records: &[GroupRecord],
         responses: impl IntoIterator<Item = (MemberId, Response)>,
         inspect: &mut dyn FnMut(&MemberId, &Response),
     ) {
-        let mut records = records.into_iter().peekable();
-        if records.peek().is_some() {
-            let mut log = Vec::clone(&state.log);
-            log.extend(records);
-            state.log = Shared::new(compact_log(&log));
+        if !records.is_empty() {
+            state.log = step::log(&state.log, records);
         }
         for (to, response) in responses {
             inspect(&to, &response);
@@ -370,7 +367,7 @@ impl RebalanceModel {
         state.coordinator = outcome.coordinator.clone();
         Self::emit_coordinator(
             state,
-            outcome.records.iter().cloned(),
+            &outcome.records,
             outcome.responses.iter().cloned(),
             inspect,
         );
@@ -415,7 +412,7 @@ impl RebalanceModel {
             }
         }
         state.running().all(|(slot, m)| {
-            Self::slot_member_id(state, slot) == *from
+            *Self::slot_member_id(state, slot) == *from
                 || state.slots[slot].stalled
                 || !m.consuming().contains(partition)
         })

@@ -360,7 +360,7 @@ fn a_stalled_non_leader_in_a_stable_group_stays_and_the_group_stays_converged() 
         let stable = stable.expect("a stable group of two");
         let leader = stable.coordinator.leader().unwrap().clone();
         let other = (0..2)
-            .find(|s| RebalanceModel::slot_member_id(&stable, *s) != leader)
+            .find(|s| *RebalanceModel::slot_member_id(&stable, *s) != leader)
             .unwrap();
         let stalled = model
             .next_state(&stable, Action::Disrupt(Disruption::Stall(other)))

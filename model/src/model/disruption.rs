@@ -97,21 +97,21 @@ impl RebalanceModel {
                     m.make_mut().leave(clock_ms);
                 }
                 self.pump(state);
-                let id = Self::slot_member_id(state, slot);
+                let id = Self::slot_member_id(state, slot).into_owned();
                 state.network.purge(&(id, Direction::ToMember));
                 let s = &mut state.slots[slot];
                 s.status = SlotStatus::Left;
                 s.member = None;
             }
             Disruption::Crash(slot) => {
-                let id = Self::slot_member_id(state, slot);
+                let id = Self::slot_member_id(state, slot).into_owned();
                 state.network.purge(&(id, Direction::ToMember));
                 let s = &mut state.slots[slot];
                 s.status = SlotStatus::Crashed;
                 s.member = None;
             }
             Disruption::Bounce(slot) => {
-                let id = Self::slot_member_id(state, slot);
+                let id = Self::slot_member_id(state, slot).into_owned();
                 state.network.purge(&(id, Direction::ToMember));
                 let s = &mut state.slots[slot];
                 let before = s
@@ -129,7 +129,7 @@ impl RebalanceModel {
                 )));
             }
             Disruption::Isolate(slot) => {
-                let id = Self::slot_member_id(state, slot);
+                let id = Self::slot_member_id(state, slot).into_owned();
                 state.network.purge(&(id.clone(), Direction::ToMember));
                 state.network.purge(&(id, Direction::ToCoordinator));
                 state.slots[slot].status = SlotStatus::Isolated;
@@ -197,7 +197,7 @@ impl RebalanceModel {
                 // thread's: the hung application thread never reads them, and dropping them
                 // rather than leaving them undelivered keeps an ordered channel open for the
                 // heartbeat answers (the stall is for good, so nothing else can tell).
-                let id = Self::slot_member_id(state, slot);
+                let id = Self::slot_member_id(state, slot).into_owned();
                 let channel = (id, Direction::ToMember);
                 let mut kept = Vec::new();
                 while let Some(p) = state.network.take(&channel.0, channel.1, 0) {

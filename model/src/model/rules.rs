@@ -1,6 +1,8 @@
 //! The timing rules ([`Rules`]) applied: which armed timers may fire in a state, and the
 //! predicates they rest on (who is held, waiting forever, expirable, kept alive by heartbeats).
 
+use std::borrow::Cow;
+
 use rebalance::MemberId;
 use rebalance::protocol::{
     Coordinator, CoordinatorTimer, GroupState, MemberState, MemberTimer, Request, Response,
@@ -12,14 +14,15 @@ use crate::network::Payload;
 use crate::state::{MemTimer, ModelState, SlotStatus, member_id};
 
 impl RebalanceModel {
-    /// The id of the member running in `slot` (whatever its status).
+    /// The id of the member running in `slot` (whatever its status); borrowed from the running
+    /// incarnation when there is one (the model asks this on hot paths), else formatted.
     #[must_use]
-    pub fn slot_member_id(state: &ModelState, slot: usize) -> MemberId {
+    pub fn slot_member_id(state: &ModelState, slot: usize) -> Cow<'_, MemberId> {
         let s = &state.slots[slot];
         match &s.member {
             // The running incarnation's config holds the same id: no formatting.
-            Some(m) => m.id().clone(),
-            None => member_id(slot, s.incarnation),
+            Some(m) => Cow::Borrowed(m.id()),
+            None => Cow::Owned(member_id(slot, s.incarnation)),
         }
     }
 
@@ -76,7 +79,7 @@ impl RebalanceModel {
         }
         let id = Self::slot_member_id(state, slot);
         let rebalance_traffic = state.network.iter().any(|((to, _), p)| {
-            *to == id
+            *to == *id
                 && matches!(
                     p,
                     Payload::Request(Request::JoinGroup { .. } | Request::SyncGroup { .. })

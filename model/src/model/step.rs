@@ -18,7 +18,8 @@
 //! requests, events) are drained into the outcome in order, and the model applies them as
 //! [`RebalanceModel::pump`](super::RebalanceModel) would have. The tables are per thread and
 //! bounded ([`STEPS_MAX`] entries each, cleared when full), so they cost no lock and bounded
-//! memory; which entries they hold changes only speed, never a result.
+//! memory; which entries they hold changes only speed, never a result. The durable log's
+//! compaction after a step that wrote records is remembered the same way ([`log`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -91,6 +92,8 @@ thread_local! {
         RefCell::new(HashMap::new());
     static MEMBER_STEPS: Table<Member, (), MemberInput, MemberOutcome> =
         RefCell::new(HashMap::new());
+    static LOG_STEPS: Table<Vec<GroupRecord>, (), Vec<GroupRecord>, Shared<Vec<GroupRecord>>> =
+        RefCell::new(HashMap::new());
 }
 
 /// Forgets every step this thread remembers (for tests that compare remembered steps with
@@ -98,6 +101,7 @@ thread_local! {
 pub fn forget() {
     COORDINATOR_STEPS.with(|t| t.borrow_mut().clear());
     MEMBER_STEPS.with(|t| t.borrow_mut().clear());
+    LOG_STEPS.with(|t| t.borrow_mut().clear());
 }
 
 fn key<T: Hash, M, I: Hash>(source: &Shared<T, M>, clock_ms: u64, input: &I) -> u64 {
@@ -113,17 +117,17 @@ fn memoised<T, M, I, O>(
     table: &'static std::thread::LocalKey<Table<T, M, I, O>>,
     source: &Shared<T, M>,
     clock_ms: u64,
-    input: I,
+    input: &I,
     compute: impl FnOnce(&Shared<T, M>, u64, I) -> O,
 ) -> Arc<O>
 where
     T: Hash + Eq,
     I: Hash + Eq + Clone,
 {
-    let k = key(source, clock_ms, &input);
+    let k = key(source, clock_ms, input);
     let known = table.with(|t| {
         t.borrow().get(&k).and_then(|e| {
-            (e.clock_ms == clock_ms && e.input == input && e.source == *source)
+            (e.clock_ms == clock_ms && e.input == *input && e.source == *source)
                 .then(|| Arc::clone(&e.outcome))
         })
     });
@@ -143,7 +147,7 @@ where
             Entry {
                 source: source.clone(),
                 clock_ms,
-                input,
+                input: input.clone(),
                 outcome: Arc::clone(&outcome),
             },
         );
@@ -162,7 +166,7 @@ pub fn coordinator(
         &COORDINATOR_STEPS,
         source,
         clock_ms,
-        input,
+        &input,
         |source, clock_ms, input| {
             let mut c = Coordinator::clone(source);
             match input {
@@ -191,7 +195,7 @@ pub fn member(source: &Shared<Member>, clock_ms: u64, input: MemberInput) -> Arc
         &MEMBER_STEPS,
         source,
         clock_ms,
-        input,
+        &input,
         |source, clock_ms, input| {
             let mut m = Member::clone(source);
             match input {
@@ -207,4 +211,17 @@ pub fn member(source: &Shared<Member>, clock_ms: u64, input: MemberInput) -> Arc
             }
         },
     )
+}
+
+/// The durable log `source` with `records` appended, compacted ([`super::compact_log`];
+/// remembered like a step: the compacted log is a function of the two).
+#[must_use]
+pub fn log(source: &Shared<Vec<GroupRecord>>, records: &[GroupRecord]) -> Shared<Vec<GroupRecord>> {
+    let records = records.to_vec();
+    let outcome = memoised(&LOG_STEPS, source, 0, &records, |source, _, records| {
+        let mut log = Vec::clone(source);
+        log.extend(records);
+        Shared::new(super::compact_log(&log))
+    });
+    Shared::clone(&outcome)
 }
