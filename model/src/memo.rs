@@ -20,7 +20,7 @@ use rebalance::MemberId;
 use rebalance::protocol::embedded::AssignmentFormat;
 use rebalance::protocol::{Coordinator, CoordinatorTimer};
 
-use crate::shared::Shared;
+use crate::shared::{PrehashedMap, Shared};
 
 /// The properties of a coordinator's stored assignment, for one assignment format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,8 +107,8 @@ const INTERNED_MAX: usize = 1 << 16;
 thread_local! {
     /// Coordinator values seen by this thread, by hash: equal values reached along different
     /// paths share one [`Shared`], and with it one memo.
-    static INTERNED: std::cell::RefCell<std::collections::HashMap<u64, Shared<Coordinator, CoordinatorMemo>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static INTERNED: std::cell::RefCell<PrehashedMap<Shared<Coordinator, CoordinatorMemo>>> =
+        std::cell::RefCell::new(PrehashedMap::default());
 }
 
 /// Replaces `coordinator` by an equal value seen before in this thread, if there is one, so

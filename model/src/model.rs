@@ -360,7 +360,7 @@ impl RebalanceModel {
     /// every response first.
     fn step_coordinator(
         state: &mut ModelState,
-        input: CoordinatorInput,
+        input: &CoordinatorInput,
         inspect: &mut dyn FnMut(&MemberId, &Response),
     ) {
         let outcome = step::coordinator(&state.coordinator, state.clock_ms, input);
@@ -375,7 +375,7 @@ impl RebalanceModel {
 
     /// Feeds the member in `slot` one input (a memoised step) and emits its output; `None` when
     /// no member runs there.
-    fn step_member(state: &mut ModelState, slot: usize, input: MemberInput) -> Option<()> {
+    fn step_member(state: &mut ModelState, slot: usize, input: &MemberInput) -> Option<()> {
         let source = state.slots.get(slot)?.member.as_ref()?;
         let outcome = step::member(source, state.clock_ms, input);
         state.slots[slot].member = Some(outcome.member.clone());
@@ -421,34 +421,32 @@ impl RebalanceModel {
     fn deliver(&self, state: &mut ModelState, member: MemberId, direction: Direction, p: Payload) {
         match (direction, p) {
             (Direction::ToCoordinator, Payload::Request(request)) => {
+                // An offset commit's answer is looked at as it goes out (the committer's id is
+                // copied for that; other requests hand theirs to the coordinator).
                 let commit = match &request {
                     Request::OffsetCommit {
                         generation,
                         partition,
                         ..
-                    } => Some((*generation, partition.clone())),
+                    } => Some((member.clone(), *generation, partition.clone())),
                     _ => None,
                 };
-                // Look at the answer as it goes out.
                 let mut accepted = false;
-                Self::step_coordinator(
-                    state,
-                    CoordinatorInput::Request(member.clone(), request),
-                    &mut |to, r| {
-                        if let Some((_, partition)) = &commit
-                            && *to == member
-                            && let Response::OffsetCommit {
-                                partition: p,
-                                result: Ok(()),
-                                ..
-                            } = r
-                            && p == partition
-                        {
-                            accepted = true;
-                        }
-                    },
-                );
-                if let Some((generation, partition)) = commit
+                let input = CoordinatorInput::Request(member, request);
+                Self::step_coordinator(state, &input, &mut |to, r| {
+                    if let Some((member, _, partition)) = &commit
+                        && to == member
+                        && let Response::OffsetCommit {
+                            partition: p,
+                            result: Ok(()),
+                            ..
+                        } = r
+                        && p == partition
+                    {
+                        accepted = true;
+                    }
+                });
+                if let Some((member, generation, partition)) = commit
                     && accepted
                 {
                     state.note |= note::COMMIT_ACCEPTED;
@@ -463,7 +461,7 @@ impl RebalanceModel {
                     && (!state.slots[slot].stalled
                         || matches!(response, Response::Heartbeat { .. }))
                 {
-                    Self::step_member(state, slot, MemberInput::Response(response));
+                    Self::step_member(state, slot, &MemberInput::Response(response));
                 }
             }
             // A payload never travels the wrong way; nothing to do.
@@ -566,21 +564,22 @@ impl Model for RebalanceModel {
     fn next_state(&self, last: &ModelState, action: Action) -> Option<ModelState> {
         let mut state = last.clone();
         state.note = 0;
-        match &action {
+        // The action is taken apart by value: a delivery's member id moves on without a copy.
+        match action {
             Action::Deliver {
                 member,
                 direction,
                 index,
             } => {
-                let payload = state.network.take(member, *direction, *index)?;
-                self.deliver(&mut state, member.clone(), *direction, payload);
+                let payload = state.network.take(&member, direction, index)?;
+                self.deliver(&mut state, member, direction, payload);
             }
             Action::Drop {
                 member,
                 direction,
                 index,
             } => {
-                state.network.take(member, *direction, *index)?;
+                state.network.take(&member, direction, index)?;
                 state.network_faults_used += 1;
             }
             Action::Duplicate {
@@ -588,15 +587,15 @@ impl Model for RebalanceModel {
                 direction,
                 index,
             } => {
-                let payload = state.network.get(member, *direction, *index)?.clone();
+                let payload = state.network.get(&member, direction, index)?.clone();
                 state.network_faults_used += 1;
-                self.deliver(&mut state, member.clone(), *direction, payload);
+                self.deliver(&mut state, member, direction, payload);
             }
             Action::CoordinatorTimer(timer) => {
                 let loading = matches!(state.coordinator.state(), GroupState::Loading { .. });
                 Self::step_coordinator(
                     &mut state,
-                    CoordinatorInput::Timer(CoordinatorTimer::from(timer)),
+                    &CoordinatorInput::Timer(CoordinatorTimer::from(&timer)),
                     &mut |_, _| {},
                 );
                 if loading && state.coordinator.generation().0 >= 1 {
@@ -604,17 +603,17 @@ impl Model for RebalanceModel {
                 }
             }
             Action::MemberTimer { slot, timer } => {
-                let timer = core_member_timer(*timer);
-                let m = state.slots.get(*slot)?.member.as_ref()?;
+                let timer = core_member_timer(timer);
+                let m = state.slots.get(slot)?.member.as_ref()?;
                 if timer == MemberTimer::ScheduledRejoin
                     && self.config.rules.scheduled_delay_passes
                     && let Some((_, deadline_ms)) = m.timers().find(|(t, _)| *t == timer)
                 {
                     state.clock_ms = state.clock_ms.max(deadline_ms);
                 }
-                Self::step_member(&mut state, *slot, MemberInput::Timer(timer))?;
+                Self::step_member(&mut state, slot, &MemberInput::Timer(timer))?;
             }
-            Action::Disrupt(d) => self.disrupt(&mut state, d),
+            Action::Disrupt(d) => self.disrupt(&mut state, &d),
         }
         self.pump(&mut state);
         if !Shared::ptr_eq(&state.coordinator, &last.coordinator) {

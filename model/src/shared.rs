@@ -223,6 +223,32 @@ impl Hasher for FoldHasher {
     }
 }
 
+/// A hasher for keys that already are hashes (the memo tables' `u64` keys): passes them
+/// through instead of hashing them again.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64` keys are meant; anything else is still hashed, not dropped.
+        let mut h = FoldHasher { state: self.0 };
+        h.write(bytes);
+        self.0 = h.finish();
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by hashes already computed.
+pub type PrehashedMap<V> =
+    std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<Prehashed>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,6 @@
 //! compaction after a step that wrote records is remembered the same way ([`log`]).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -32,7 +31,7 @@ use rebalance::protocol::{
 };
 
 use crate::memo::{CoordinatorMemo, intern_coordinator};
-use crate::shared::{FoldHasher, Shared};
+use crate::shared::{FoldHasher, PrehashedMap, Shared};
 
 /// Most steps one thread remembers per kind of actor before it starts afresh.
 pub const STEPS_MAX: usize = 1 << 15;
@@ -85,15 +84,15 @@ struct Entry<T, M, I, O> {
     outcome: Arc<O>,
 }
 
-type Table<T, M, I, O> = RefCell<HashMap<u64, Entry<T, M, I, O>>>;
+type Table<T, M, I, O> = RefCell<PrehashedMap<Entry<T, M, I, O>>>;
 
 thread_local! {
     static COORDINATOR_STEPS: Table<Coordinator, CoordinatorMemo, CoordinatorInput, CoordinatorOutcome> =
-        RefCell::new(HashMap::new());
+        RefCell::new(PrehashedMap::default());
     static MEMBER_STEPS: Table<Member, (), MemberInput, MemberOutcome> =
-        RefCell::new(HashMap::new());
+        RefCell::new(PrehashedMap::default());
     static LOG_STEPS: Table<Vec<GroupRecord>, (), Vec<GroupRecord>, Shared<Vec<GroupRecord>>> =
-        RefCell::new(HashMap::new());
+        RefCell::new(PrehashedMap::default());
 }
 
 /// Forgets every step this thread remembers (for tests that compare remembered steps with
@@ -160,13 +159,13 @@ where
 pub fn coordinator(
     source: &Shared<Coordinator, CoordinatorMemo>,
     clock_ms: u64,
-    input: CoordinatorInput,
+    input: &CoordinatorInput,
 ) -> Arc<CoordinatorOutcome> {
     memoised(
         &COORDINATOR_STEPS,
         source,
         clock_ms,
-        &input,
+        input,
         |source, clock_ms, input| {
             let mut c = Coordinator::clone(source);
             match input {
@@ -190,12 +189,12 @@ pub fn coordinator(
 
 /// The member `source` fed `input` at `clock_ms` (remembered, see the module docs).
 #[must_use]
-pub fn member(source: &Shared<Member>, clock_ms: u64, input: MemberInput) -> Arc<MemberOutcome> {
+pub fn member(source: &Shared<Member>, clock_ms: u64, input: &MemberInput) -> Arc<MemberOutcome> {
     memoised(
         &MEMBER_STEPS,
         source,
         clock_ms,
-        &input,
+        input,
         |source, clock_ms, input| {
             let mut m = Member::clone(source);
             match input {
