@@ -94,7 +94,8 @@ impl Assignor for UniformV2 {
                 if comp.topics.iter().all(|&t| owners[t as usize].is_empty()) {
                     round_robin(&problem, &comp, &mut lists);
                 } else {
-                    homogeneous::assign(&problem, &comp, &owners, &mut lists);
+                    // Every route is exact; which one ran does not matter here.
+                    let _ = homogeneous::assign(&problem, &comp, &owners, &mut lists);
                 }
                 continue;
             }
