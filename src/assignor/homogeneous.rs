@@ -112,6 +112,28 @@ pub(crate) fn assign(
     owners: &[Vec<(i32, u32)>],
     lists: &mut [Vec<(u32, i32)>],
 ) -> Route {
+    assign_choosing(problem, comp, owners, lists, false)
+}
+
+/// A deliberately worse variant for tests: the extras always by the rotation, ignoring who
+/// gains (the partition deal is the same), so that the oracles can be shown to catch it.
+#[cfg(test)]
+pub(crate) fn assign_ignoring_gains(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    assign_choosing(problem, comp, owners, lists, true);
+}
+
+fn assign_choosing(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    lists: &mut [Vec<(u32, i32)>],
+    rotation_only: bool,
+) -> Route {
     let n = comp.members.len();
     if n == 0 {
         return Route::Rotation;
@@ -158,7 +180,7 @@ pub(crate) fn assign(
     let q = (total_extras / n as u64) as u32;
     let s = (total_extras % n as u64) as u32;
 
-    let route = if topics.iter().all(|x| x.gaining.is_empty()) {
+    let route = if rotation_only || topics.iter().all(|x| x.gaining.is_empty()) {
         rotation(&mut topics, n);
         Route::Rotation
     } else if greedy_extras(&mut topics, n, q, s) {
@@ -337,7 +359,10 @@ fn greedy_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
         if optional.len() > plus_left as usize {
             optional.sort_unstable_by(|a, b| b.cmp(a));
             for key in keys.iter_mut() {
-                if optional[plus_left as usize..].binary_search_by(|o| (*key).cmp(o)).is_ok() {
+                if optional[plus_left as usize..]
+                    .binary_search_by(|o| (*key).cmp(o))
+                    .is_ok()
+                {
                     *key = 0;
                 }
             }
@@ -372,7 +397,11 @@ fn greedy_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
             for &lm in &x.gaining {
                 gaining_flag[lm as usize] = true;
             }
-            used += x.chosen.iter().filter(|&&lm| gaining_flag[lm as usize]).count() as u64;
+            used += x
+                .chosen
+                .iter()
+                .filter(|&&lm| gaining_flag[lm as usize])
+                .count() as u64;
             for &lm in &x.gaining {
                 gaining_flag[lm as usize] = false;
             }
@@ -405,8 +434,8 @@ fn solve_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) {
             is_gaining[lm as usize] = true;
         }
         let mut first = None;
-        for lm in 0..n {
-            let cost = [0, 0, 0, -i8::from(is_gaining[lm])];
+        for (lm, &gains) in is_gaining.iter().enumerate() {
+            let cost = [0, 0, 0, -i8::from(gains)];
             let id = net.edge(1 + i as u32, member_base + lm as u32, 1, cost);
             first.get_or_insert(id);
         }

@@ -67,8 +67,8 @@
 use super::claims::previous_owners;
 use super::classes::Classes;
 use super::components::{Component, components};
-use super::homogeneous;
 use super::flow::Network;
+use super::homogeneous;
 use super::problem::Problem;
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 
@@ -83,37 +83,43 @@ impl Assignor for UniformV2 {
     }
 
     fn assign(&self, spec: &GroupSpec) -> Result<Assignment, SpecError> {
-        spec.validate()?;
-        let problem = Problem::new(spec);
-        let owners = previous_owners(&problem);
-        // Built only when some component needs the flow.
-        let mut classes: Option<(Classes, Vec<std::ops::Range<usize>>)> = None;
-        let mut lists = vec![Vec::new(); problem.members.len()];
-        for comp in components(&problem) {
-            if homogeneous::applies(&problem, &comp, spec.rack_aware) {
-                if comp.topics.iter().all(|&t| owners[t as usize].is_empty()) {
-                    round_robin(&problem, &comp, &mut lists);
-                } else {
-                    // Every route is exact; which one ran does not matter here.
-                    let _ = homogeneous::assign(&problem, &comp, &owners, &mut lists);
-                }
-                continue;
-            }
-            let (classes, by_topic) = classes.get_or_insert_with(|| {
-                let classes = Classes::new(&problem, spec.rack_aware);
-                let by_topic = classes.by_topic(problem.topics.len());
-                (classes, by_topic)
-            });
-            let ids: Vec<usize> = comp
-                .topics
-                .iter()
-                .flat_map(|&t| by_topic[t as usize].clone())
-                .collect();
-            let homogeneous = comp.homogeneous(&problem);
-            solve(&problem, classes, &comp, &ids, homogeneous, &mut lists);
-        }
-        Ok(problem.assignment(lists))
+        assign_with(spec, true)
     }
+}
+
+/// The assignment, with the [homogeneous](super::homogeneous) fast path when `fast` and the
+/// flow for every component otherwise (tests compare the two).
+pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, SpecError> {
+    spec.validate()?;
+    let problem = Problem::new(spec);
+    let owners = previous_owners(&problem);
+    // Built only when some component needs the flow.
+    let mut classes: Option<(Classes, Vec<std::ops::Range<usize>>)> = None;
+    let mut lists = vec![Vec::new(); problem.members.len()];
+    for comp in components(&problem) {
+        if fast && homogeneous::applies(&problem, &comp, spec.rack_aware) {
+            if comp.topics.iter().all(|&t| owners[t as usize].is_empty()) {
+                round_robin(&problem, &comp, &mut lists);
+            } else {
+                // Every route is exact; which one ran does not matter here.
+                let _ = homogeneous::assign(&problem, &comp, &owners, &mut lists);
+            }
+            continue;
+        }
+        let (classes, by_topic) = classes.get_or_insert_with(|| {
+            let classes = Classes::new(&problem, spec.rack_aware);
+            let by_topic = classes.by_topic(problem.topics.len());
+            (classes, by_topic)
+        });
+        let ids: Vec<usize> = comp
+            .topics
+            .iter()
+            .flat_map(|&t| by_topic[t as usize].clone())
+            .collect();
+        let homogeneous = comp.homogeneous(&problem);
+        solve(&problem, classes, &comp, &ids, homogeneous, &mut lists);
+    }
+    Ok(problem.assignment(lists))
 }
 
 /// The closed form for a homogeneous component with nothing to keep and nothing to align.
