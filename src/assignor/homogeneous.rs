@@ -102,6 +102,22 @@ pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool)
     })
 }
 
+/// Reserves room for the exact final load of every member of the homogeneous component
+/// `comp`: loads are within one of each other, so none exceeds ⌈total/n⌉. Growing the lists
+/// one partition at a time would reallocate each a few times.
+pub(crate) fn reserve(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
+    let n = comp.members.len().max(1) as u64;
+    let total: u64 = comp
+        .topics
+        .iter()
+        .map(|&t| u64::from(problem.partitions(t)))
+        .sum();
+    let most = total.div_ceil(n) as usize;
+    for &m in &comp.members {
+        lists[m as usize].reserve_exact(most);
+    }
+}
+
 /// Assigns the partitions of the homogeneous component `comp` (no alignment possible)
 /// optimally for objectives 1–5, appending `(topic, partition)` pairs to `lists` by member.
 /// `owners` are the previous owners per topic, as from `claims::previous_owners`. Returns
@@ -138,6 +154,7 @@ fn assign_choosing(
     if n == 0 {
         return Route::Rotation;
     }
+    reserve(problem, comp, lists);
     let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
 
     // Per topic with extras: its floor, extras and gaining members (local ids, ascending).

@@ -99,6 +99,7 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
     for comp in components(&problem) {
         if fast && homogeneous::applies(&problem, &comp, spec.rack_aware) {
             if comp.topics.iter().all(|&t| owners[t as usize].is_empty()) {
+                homogeneous::reserve(&problem, &comp, &mut lists);
                 round_robin(&problem, &comp, &mut lists);
             } else {
                 // Every route is exact; which one ran does not matter here.
