@@ -65,8 +65,10 @@
 //!
 //! # Complexity
 //!
-//! O(P + Σ_t |Sub(t)| + claims) for counting, the shortcuts and the deal; the solver, when
-//! needed, works on K·n + 2n + K edges (K topics with r_t > 0), never on partitions.
+//! Counting the gaining cells and the deal: O(P + claims + Σ_t |Sub(t)|). The greedy: one
+//! key per member and topic and a linear-time selection per topic, O(K·n + E log n) for the
+//! K ≤ |topics| topics with r_t > 0. The solver, when the greedy misses its bound, works on
+//! K·n + 2n + K edges, never on partitions. No partition × member product is built.
 
 use std::collections::BTreeSet;
 

@@ -44,14 +44,19 @@
 //! *Components.* The group splits into the connected components of the member–topic graph,
 //! solved independently (exact: see [`super::components`]).
 //!
-//! *Closed forms.* In a component where every member subscribes to every topic:
-//! - with no previous owner and no possible rack alignment, members take f_t of each topic and
-//!   the extras of all topics are dealt round-robin in one rotation, so loads are within one
-//!   of each other (the unique minimising multiset of Σ load² for a fixed total), while
-//!   objectives 4 and 5 are zero for every assignment;
-//! - when every partition has a previous owner, none can be aligned, and the owners'
-//!   assignment is already spread with loads within one, it is optimal for 3, 4 and 5 (all
-//!   kept), so it is kept as is.
+//! *Homogeneous components.* Where every member subscribes to every topic and no partition
+//! can be aligned, the flow is not needed:
+//! - with no previous owner, members take f_t of each topic and the extras of all topics are
+//!   dealt round-robin in one rotation, so loads are within one of each other (the unique
+//!   minimising multiset of Σ load² for a fixed total), while objectives 4 and 5 are zero
+//!   for every assignment;
+//! - with previous owners, [`super::homogeneous`] proves that only the choice of which
+//!   members get each topic's extra matters, as a matching on the sparse set of (topic,
+//!   member) cells where the extra keeps one more partition, and solves that exactly (a
+//!   greedy certified by an upper bound, else a small flow on topics × members). It covers
+//!   the former "keep everything" certificate: when keeping everything is optimal, it keeps
+//!   everything. It may pick a different optimum than this module's flow (its tie rule is in
+//!   its docs); objectives 1–5 are the same.
 //!
 //! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
 //! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
@@ -62,7 +67,10 @@
 //! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
 //! breadth-first passes per phase (phases ≈ distinct marginal costs met, a few times the
 //! spread of loads) plus one augmenting path per extra unit: O(phases·E log V + P·depth).
-//! The closed forms are O(P + Σ_t |Sub(t)|).
+//! The round robin is O(P + Σ_t |Sub(t)|); the homogeneous path costs O(P + Σ_t |Sub(t)|)
+//! plus sorting the claims when its greedy is certified (the flow of its fallback has
+//! Σ_t |Sub(t)| edges and no per-partition node). Classes are built only when some component
+//! needs this module's flow.
 
 use super::claims::previous_owners;
 use super::classes::Classes;
