@@ -116,7 +116,7 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
             continue;
         }
         let (classes, by_topic) = classes.get_or_insert_with(|| {
-            let classes = Classes::new(&problem, spec.rack_aware);
+            let classes = Classes::new(&problem, spec.rack_aware, &owners);
             let by_topic = classes.by_topic(problem.topics.len());
             (classes, by_topic)
         });
