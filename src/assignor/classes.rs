@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use super::claims::previous_owners;
 use super::problem::Problem;
 
 /// One class: its topic, replica racks, previous owner and partitions (ascending).
@@ -32,8 +31,10 @@ pub(crate) struct Classes {
 }
 
 impl Classes {
-    /// Groups the partitions of every subscribed topic of `problem` into classes.
-    pub fn new(problem: &Problem<'_>, rack_aware: bool) -> Classes {
+    /// Groups the partitions of every subscribed topic of `problem` into classes, given the
+    /// previous owners from [`previous_owners`](super::claims::previous_owners), computed once by
+    /// the caller.
+    pub fn new(problem: &Problem<'_>, rack_aware: bool, owners: &[Vec<(i32, u32)>]) -> Classes {
         let mut racks: Vec<String> = if rack_aware {
             problem
                 .members
@@ -51,7 +52,6 @@ impl Classes {
             .iter()
             .map(|m| m.rack.as_deref().and_then(&rack_id).map(|r| r as u32))
             .collect();
-        let owners = previous_owners(problem);
         let mut classes = Vec::new();
         for (t, subs) in problem.subscribers.iter().enumerate() {
             if subs.is_empty() {

@@ -95,6 +95,7 @@ mod components;
 mod flow;
 #[cfg(test)]
 mod flow_reference;
+mod homogeneous;
 mod problem;
 pub mod range;
 pub mod uniform;

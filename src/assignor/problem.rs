@@ -74,23 +74,25 @@ impl<'a> Problem<'a> {
     ///
     /// `lists[m]` holds `(topic index, partition)` pairs in any order.
     pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
-        let mut assignment = BTreeMap::new();
-        for (m, mut list) in lists.into_iter().enumerate() {
-            list.sort_unstable();
-            let mut topics: BTreeMap<String, Vec<i32>> = BTreeMap::new();
-            let mut i = 0;
-            while i < list.len() {
-                let t = list[i].0;
-                let mut j = i;
-                while j < list.len() && list[j].0 == t {
-                    j += 1;
+        // Both maps are built in bulk from sorted sequences (no search per insertion): the
+        // output has an entry per (member, topic), which with spread is every pair.
+        let assignment = lists
+            .into_iter()
+            .enumerate()
+            .map(|(m, mut list)| {
+                if !list.is_sorted() {
+                    list.sort_unstable();
                 }
-                let parts = list[i..j].iter().map(|&(_, p)| p).collect();
-                topics.insert(self.topics[t as usize].name.clone(), parts);
-                i = j;
-            }
-            assignment.insert(MemberId(self.members[m].id.clone()), topics);
-        }
+                let topics: BTreeMap<String, Vec<i32>> = list
+                    .chunk_by(|a, b| a.0 == b.0)
+                    .map(|run| {
+                        let name = self.topics[run[0].0 as usize].name.clone();
+                        (name, run.iter().map(|&(_, p)| p).collect())
+                    })
+                    .collect();
+                (MemberId(self.members[m].id.clone()), topics)
+            })
+            .collect();
         Assignment { assignment }
     }
 }

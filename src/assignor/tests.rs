@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 
+mod homogeneous;
 mod oracle;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, random_spec, score, shuffle};

@@ -44,14 +44,19 @@
 //! *Components.* The group splits into the connected components of the member–topic graph,
 //! solved independently (exact: see [`super::components`]).
 //!
-//! *Closed forms.* In a component where every member subscribes to every topic:
-//! - with no previous owner and no possible rack alignment, members take f_t of each topic and
-//!   the extras of all topics are dealt round-robin in one rotation, so loads are within one
-//!   of each other (the unique minimising multiset of Σ load² for a fixed total), while
-//!   objectives 4 and 5 are zero for every assignment;
-//! - when every partition has a previous owner, none can be aligned, and the owners'
-//!   assignment is already spread with loads within one, it is optimal for 3, 4 and 5 (all
-//!   kept), so it is kept as is.
+//! *Homogeneous components.* Where every member subscribes to every topic and no partition
+//! can be aligned, the flow is not needed:
+//! - with no previous owner, members take f_t of each topic and the extras of all topics are
+//!   dealt round-robin in one rotation, so loads are within one of each other (the unique
+//!   minimising multiset of Σ load² for a fixed total), while objectives 4 and 5 are zero
+//!   for every assignment;
+//! - with previous owners, [`super::homogeneous`] proves that only the choice of which
+//!   members get each topic's extra matters, as a matching on the sparse set of (topic,
+//!   member) cells where the extra keeps one more partition, and solves that exactly (a
+//!   greedy certified by an upper bound, else a small flow on topics × members). It covers
+//!   the former "keep everything" certificate: when keeping everything is optimal, it keeps
+//!   everything. It may pick a different optimum than this module's flow (its tie rule is in
+//!   its docs); objectives 1–5 are the same.
 //!
 //! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
 //! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
@@ -62,11 +67,16 @@
 //! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
 //! breadth-first passes per phase (phases ≈ distinct marginal costs met, a few times the
 //! spread of loads) plus one augmenting path per extra unit: O(phases·E log V + P·depth).
-//! The closed forms are O(P + Σ_t |Sub(t)|).
+//! The round robin is O(P + Σ_t |Sub(t)|); the homogeneous path costs O(P + Σ_t |Sub(t)|)
+//! plus sorting the claims when its greedy is certified (the flow of its fallback has
+//! Σ_t |Sub(t)| edges and no per-partition node). Classes are built only when some component
+//! needs this module's flow.
 
+use super::claims::previous_owners;
 use super::classes::Classes;
 use super::components::{Component, components};
 use super::flow::Network;
+use super::homogeneous;
 use super::problem::Problem;
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 
@@ -81,30 +91,44 @@ impl Assignor for UniformV2 {
     }
 
     fn assign(&self, spec: &GroupSpec) -> Result<Assignment, SpecError> {
-        spec.validate()?;
-        let problem = Problem::new(spec);
-        let classes = Classes::new(&problem, spec.rack_aware);
-        let by_topic = classes.by_topic(problem.topics.len());
-        let mut lists = vec![Vec::new(); problem.members.len()];
-        for comp in components(&problem) {
-            let ids: Vec<usize> = comp
-                .topics
-                .iter()
-                .flat_map(|&t| by_topic[t as usize].clone())
-                .collect();
-            let homogeneous = comp.homogeneous(&problem);
-            let plain = ids.iter().all(|&i| {
-                let class = &classes.classes[i];
-                class.owner.is_none() && class.racks.is_empty()
-            });
-            if homogeneous && plain {
-                round_robin(&problem, &comp, &mut lists);
-            } else if !(homogeneous && keep_all(&problem, &classes, &comp, &ids, &mut lists)) {
-                solve(&problem, &classes, &comp, &ids, homogeneous, &mut lists);
-            }
-        }
-        Ok(problem.assignment(lists))
+        assign_with(spec, true)
     }
+}
+
+/// The assignment, with the [homogeneous](super::homogeneous) fast path when `fast` and the
+/// flow for every component otherwise (tests compare the two).
+pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, SpecError> {
+    spec.validate()?;
+    let problem = Problem::new(spec);
+    let owners = previous_owners(&problem);
+    // Built only when some component needs the flow.
+    let mut classes: Option<(Classes, Vec<std::ops::Range<usize>>)> = None;
+    let mut lists = vec![Vec::new(); problem.members.len()];
+    for comp in components(&problem) {
+        if fast && homogeneous::applies(&problem, &comp, spec.rack_aware) {
+            if comp.topics.iter().all(|&t| owners[t as usize].is_empty()) {
+                homogeneous::reserve(&problem, &comp, &mut lists);
+                round_robin(&problem, &comp, &mut lists);
+            } else {
+                // Every route is exact; which one ran does not matter here.
+                let _ = homogeneous::assign(&problem, &comp, &owners, &mut lists);
+            }
+            continue;
+        }
+        let (classes, by_topic) = classes.get_or_insert_with(|| {
+            let classes = Classes::new(&problem, spec.rack_aware, &owners);
+            let by_topic = classes.by_topic(problem.topics.len());
+            (classes, by_topic)
+        });
+        let ids: Vec<usize> = comp
+            .topics
+            .iter()
+            .flat_map(|&t| by_topic[t as usize].clone())
+            .collect();
+        let homogeneous = comp.homogeneous(&problem);
+        solve(&problem, classes, &comp, &ids, homogeneous, &mut lists);
+    }
+    Ok(problem.assignment(lists))
 }
 
 /// The closed form for a homogeneous component with nothing to keep and nothing to align.
@@ -129,69 +153,6 @@ fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i
         }
         cursor = (cursor + extra) % n;
     }
-}
-
-/// The certificate for a homogeneous component where every partition has a previous owner
-/// and no partition can be aligned: if the owners' assignment is already spread and its
-/// loads are within one, it is optimal for objectives 3 (the unique minimising load
-/// multiset), 4 (nothing to align) and 5 (everything kept), so it is returned as is.
-/// Returns `false`, touching nothing, when the certificate does not hold.
-fn keep_all(
-    problem: &Problem<'_>,
-    classes: &Classes,
-    comp: &Component,
-    ids: &[usize],
-    lists: &mut [Vec<(u32, i32)>],
-) -> bool {
-    if ids
-        .iter()
-        .any(|&i| classes.classes[i].owner.is_none() || !classes.classes[i].racks.is_empty())
-    {
-        return false;
-    }
-    let local = |m: u32| comp.members.partition_point(|&x| x < m);
-    let mut load = vec![0u64; comp.members.len()];
-    let mut count = vec![0u32; comp.members.len()];
-    let mut start = 0;
-    for &t in &comp.topics {
-        let subs = problem.subscribers[t as usize].len() as u32;
-        let floor = problem.partitions(t) / subs;
-        let mut owners = Vec::new();
-        while start < ids.len() && classes.classes[ids[start]].topic == t {
-            let class = &classes.classes[ids[start]];
-            if let Some(o) = class.owner {
-                let lm = local(o);
-                if count[lm] == 0 {
-                    owners.push(lm);
-                }
-                count[lm] += class.partitions.len() as u32;
-            }
-            start += 1;
-        }
-        let spread = (owners.len() as u32 == subs || floor == 0)
-            && owners
-                .iter()
-                .all(|&lm| count[lm] == floor || count[lm] == floor + 1);
-        for &lm in &owners {
-            load[lm] += u64::from(count[lm]);
-            count[lm] = 0;
-        }
-        if !spread {
-            return false;
-        }
-    }
-    let lo = load.iter().copied().min().unwrap_or(0);
-    let hi = load.iter().copied().max().unwrap_or(0);
-    if hi > lo + 1 {
-        return false;
-    }
-    for &i in ids {
-        let class = &classes.classes[i];
-        if let Some(o) = class.owner {
-            lists[o as usize].extend(class.partitions.iter().map(|&p| (class.topic, p)));
-        }
-    }
-    true
 }
 
 /// Builds the flow network of the module docs for one component, solves it and turns the flow

@@ -1,0 +1,485 @@
+//! The exact fast path of the uniform v2 assignor for a *homogeneous* component (every member
+//! subscribes to every topic) in which no partition can be rack-aligned, whatever the previous
+//! owners.
+//!
+//! # Why counts of extras decide everything
+//!
+//! Let the component have n members and, for each topic t, f_t = ⌊P_t/n⌋ and
+//! r_t = P_t mod n (so r_t ≤ n − 1). Spread (objective 2) gives every member f_t or f_t + 1
+//! partitions of t, and exactly r_t members the extra one; write y_tm ∈ {0, 1} for "m gets
+//! the extra of t". Member m's load is F + e_m with F = Σ_t f_t the same for all members and
+//! e_m = Σ_t y_tm, and Σ_m e_m = E = Σ_t r_t is fixed. So Σ load² (objective 3) is minimal
+//! iff every e_m is q = ⌊E/n⌋ or q + 1, and then exactly s = E mod n members have q + 1.
+//! Such a y always exists (deal the extras of all topics in one rotation over the members:
+//! each topic gives at most one extra per member because r_t < n).
+//!
+//! No partition can be aligned (objective 4 is zero for every assignment). For stickiness
+//! (objective 5), let o_tm be the number of partitions of t whose previous owner is m. Once
+//! the counts c_tm = f_t + y_tm are fixed, at most Σ min(o_tm, c_tm) partitions can be kept,
+//! and that many are: every member keeps min(o_tm, c_tm) of its own partitions (distinct
+//! members own distinct partitions), and the Σ (c_tm − min(o_tm, c_tm)) places left equal the
+//! P_t − Σ min(o_tm, c_tm) partitions left. Hence
+//!
+//! ```text
+//! kept(y) = Σ_tm min(o_tm, f_t) + #{(t, m) : y_tm = 1 and o_tm > f_t}
+//! ```
+//!
+//! and the lexicographic optimum is: a y with column sums r_t and row sums in {q, q + 1}
+//! that uses as many *gaining cells* (o_tm > f_t) as possible, followed by the partition
+//! deal above.
+//!
+//! # Choosing the extras
+//!
+//! That is a maximum-weight degree-constrained subgraph of the complete topic × member
+//! bipartite graph, weight 1 on gaining cells and 0 elsewhere. It is solved exactly as a
+//! min-cost max-flow with the project's solver ([`super::flow`]):
+//!
+//! ```text
+//! source → topic t       cap r_t
+//! topic t → member m     cap 1, cost −1 if o_tm > f_t else 0    (every t with r_t > 0, every m)
+//! member m → sink        cap q                                  (the q extras everyone gets)
+//! member m → Z           cap 1                                  (the optional (q+1)-th)
+//! Z → sink               cap s
+//! ```
+//!
+//! The sink's in-capacity is nq + s = E and the rotation is a flow of value E, so every
+//! maximum flow saturates it: its integral maximum flows are exactly the y above (row sums
+//! q or q + 1, s of them q + 1), and a minimum-cost one maximises the gaining cells used.
+//!
+//! Two shortcuts skip the solver, both exact:
+//! - no cell gains: every y is optimal for stickiness, the rotation is used;
+//! - the [greedy](greedy_extras) reaches the upper bound min(Σ_t min(r_t, g_t),
+//!   Σ_m min(|G_m|, q) + min(s, #{m : |G_m| > q})), where g_t and |G_m| count the gaining
+//!   cells of topic t and member m: no y can use more gaining cells than a topic has extras,
+//!   nor more than q + 1 per member with at most s members above q.
+//!
+//! # Tie rule (objective 6)
+//!
+//! Among the optimal y, the one chosen is: the rotation when nothing gains (topics in name
+//! order, a cursor over members in id order), else the greedy's when it meets the bound,
+//! else the solver's on the network built in topic-name then member-id order. All three
+//! read only the canonical [`Problem`] order. Partitions then go: each member keeps its own
+//! partitions of t up to c_tm, lowest numbers first; the others, in ascending number, fill
+//! the members with room in ascending id order. This may pick a different optimum than the
+//! general flow of [`super::uniform`] would; objectives 1–5 are equal.
+//!
+//! # Complexity
+//!
+//! Counting the gaining cells and the deal: O(P + claims + Σ_t |Sub(t)|). The greedy: one
+//! key per member and topic and a linear-time selection per topic, O(K·n + E log n) for the
+//! K ≤ |topics| topics with r_t > 0. The solver, when the greedy misses its bound, works on
+//! K·n + 2n + K edges, never on partitions. No partition × member product is built.
+
+use std::collections::BTreeSet;
+
+use super::components::Component;
+use super::flow::Network;
+use super::problem::Problem;
+
+/// Whether this fast path applies to `comp`: every member subscribes to every topic, and no
+/// partition can be aligned (rack awareness off, or no partition of the component's topics
+/// has a replica in a rack where one of its members runs).
+pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool) -> bool {
+    if !comp.homogeneous(problem) {
+        return false;
+    }
+    if !rack_aware {
+        return true;
+    }
+    let racks: BTreeSet<&str> = comp
+        .members
+        .iter()
+        .filter_map(|&m| problem.members[m as usize].rack.as_deref())
+        .collect();
+    if racks.is_empty() {
+        return true;
+    }
+    !comp.topics.iter().any(|&t| {
+        problem.topics[t as usize]
+            .replica_racks
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|r| racks.contains(r.as_str()))
+    })
+}
+
+/// Reserves room for the exact final load of every member of the homogeneous component
+/// `comp`: loads are within one of each other, so none exceeds ⌈total/n⌉. Growing the lists
+/// one partition at a time would reallocate each a few times.
+pub(crate) fn reserve(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
+    let n = comp.members.len().max(1) as u64;
+    let total: u64 = comp
+        .topics
+        .iter()
+        .map(|&t| u64::from(problem.partitions(t)))
+        .sum();
+    let most = total.div_ceil(n) as usize;
+    for &m in &comp.members {
+        lists[m as usize].reserve_exact(most);
+    }
+}
+
+/// Assigns the partitions of the homogeneous component `comp` (no alignment possible)
+/// optimally for objectives 1–5, appending `(topic, partition)` pairs to `lists` by member.
+/// `owners` are the previous owners per topic, as from `claims::previous_owners`. Returns
+/// how the extras were chosen.
+pub(crate) fn assign(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    lists: &mut [Vec<(u32, i32)>],
+) -> Route {
+    assign_choosing(problem, comp, owners, lists, false)
+}
+
+/// A deliberately worse variant for tests: the extras always by the rotation, ignoring who
+/// gains (the partition deal is the same), so that the oracles can be shown to catch it.
+#[cfg(test)]
+pub(crate) fn assign_ignoring_gains(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    assign_choosing(problem, comp, owners, lists, true);
+}
+
+fn assign_choosing(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    lists: &mut [Vec<(u32, i32)>],
+    rotation_only: bool,
+) -> Route {
+    let n = comp.members.len();
+    if n == 0 {
+        return Route::Rotation;
+    }
+    reserve(problem, comp, lists);
+    let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+
+    // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
+    let mut topics: Vec<TopicExtras> = Vec::new();
+    let mut count = vec![0u32; n];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut total_extras = 0u64;
+    for &t in &comp.topics {
+        let partitions = problem.partitions(t);
+        let floor = partitions / n as u32;
+        let extra = partitions % n as u32;
+        if extra == 0 {
+            continue;
+        }
+        total_extras += u64::from(extra);
+        for &(_, m) in &owners[t as usize] {
+            let lm = local(m);
+            if count[lm as usize] == 0 {
+                touched.push(lm);
+            }
+            count[lm as usize] += 1;
+        }
+        let mut gaining: Vec<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&lm| count[lm as usize] > floor)
+            .collect();
+        gaining.sort_unstable();
+        for &lm in &touched {
+            count[lm as usize] = 0;
+        }
+        touched.clear();
+        topics.push(TopicExtras {
+            topic: t,
+            extra,
+            gaining,
+            chosen: Vec::new(),
+        });
+    }
+    let q = (total_extras / n as u64) as u32;
+    let s = (total_extras % n as u64) as u32;
+
+    let route = if rotation_only || topics.iter().all(|x| x.gaining.is_empty()) {
+        rotation(&mut topics, n);
+        Route::Rotation
+    } else if greedy_extras(&mut topics, n, q, s) {
+        Route::Greedy
+    } else {
+        solve_extras(&mut topics, n, q, s);
+        Route::Flow
+    };
+
+    // Deal the partitions of every topic.
+    let mut has_extra = vec![false; n];
+    let mut kept = vec![0u32; n];
+    let mut free: Vec<i32> = Vec::new();
+    let mut next_topic = 0;
+    for &t in &comp.topics {
+        let partitions = problem.partitions(t);
+        let floor = partitions / n as u32;
+        let chosen: &[u32] = match topics.get(next_topic) {
+            Some(x) if x.topic == t => {
+                next_topic += 1;
+                &x.chosen
+            }
+            _ => &[],
+        };
+        for &lm in chosen {
+            has_extra[lm as usize] = true;
+        }
+        let quota = |lm: usize, has_extra: &[bool]| floor + u32::from(has_extra[lm]);
+        free.clear();
+        let mut claims = owners[t as usize].iter().peekable();
+        for p in 0..partitions as i32 {
+            match claims.peek() {
+                Some(&&(claimed, m)) if claimed == p => {
+                    claims.next();
+                    let lm = local(m) as usize;
+                    if kept[lm] < quota(lm, &has_extra) {
+                        kept[lm] += 1;
+                        lists[m as usize].push((t, p));
+                    } else {
+                        free.push(p);
+                    }
+                }
+                _ => free.push(p),
+            }
+        }
+        let mut next = free.iter();
+        for (lm, &m) in comp.members.iter().enumerate() {
+            let room = quota(lm, &has_extra) - kept[lm];
+            let list = &mut lists[m as usize];
+            list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
+            kept[lm] = 0;
+        }
+        for &lm in chosen {
+            has_extra[lm as usize] = false;
+        }
+    }
+    route
+}
+
+/// How [`assign`] chose the extras (all three are exact; tests check each is exercised).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// No cell gains: the rotation.
+    Rotation,
+    /// The greedy met the upper bound.
+    Greedy,
+    /// The min-cost flow.
+    Flow,
+}
+
+/// One topic that has extras (r_t > 0) and the members chosen for them.
+struct TopicExtras {
+    /// Topic index.
+    topic: u32,
+    /// r_t: how many members get f_t + 1 partitions.
+    extra: u32,
+    /// Local ids of the members owning more than f_t of its partitions, ascending.
+    gaining: Vec<u32>,
+    /// Local ids of the members given the extra, ascending (filled by the choice).
+    chosen: Vec<u32>,
+}
+
+/// The rotation: topic by topic, the extras go to the next r_t members after a cursor over
+/// the members in id order. Every member gets q or q + 1 extras.
+fn rotation(topics: &mut [TopicExtras], n: usize) {
+    let mut cursor = 0usize;
+    for x in topics {
+        let r = x.extra as usize;
+        x.chosen = (0..r).map(|i| ((cursor + i) % n) as u32).collect();
+        x.chosen.sort_unstable();
+        cursor = (cursor + r) % n;
+    }
+}
+
+/// A greedy choice of extras that is used only when it provably uses the most gaining cells:
+/// it returns `false` (leaving every `chosen` empty) unless its result is a valid y (column
+/// sums r_t, row sums q or q + 1) meeting the upper bound of the module docs.
+///
+/// Topics in order give their r_t extras to the members that rank highest. A member may take
+/// an extra while it has fewer than q, or exactly q while fewer than s members went above q.
+/// Its *need* is how many it still lacks to reach q; it is *short* when its gaining topics
+/// after this one are fewer than its need (skipping a gaining cell now would lose it, or it
+/// needs non-gaining extras anyway). Tiers: *critical* (need ≥ topics left, so it must take
+/// every remaining topic), gaining and short, not gaining and short, gaining and not short,
+/// the rest; within a tier, larger need minus gaining topics left, larger need, lower id.
+fn greedy_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
+    let mut gain_left = vec![0u32; n];
+    let mut bound_topics = 0u64;
+    for x in topics.iter() {
+        bound_topics += u64::from(x.extra.min(x.gaining.len() as u32));
+        for &lm in &x.gaining {
+            gain_left[lm as usize] += 1;
+        }
+    }
+    let above = gain_left.iter().filter(|&&c| c > q).count() as u64;
+    let bound_members: u64 =
+        gain_left.iter().map(|&c| u64::from(c.min(q))).sum::<u64>() + above.min(u64::from(s));
+    let bound = bound_topics.min(bound_members);
+
+    let mut received = vec![0u32; n];
+    let mut plus_left = s;
+    let mut gaining_flag = vec![false; n];
+    let mut keys: Vec<u64> = Vec::with_capacity(n);
+    let mut used = 0u64;
+    let mut ok = true;
+    let k = topics.len() as u64;
+    for (i, x) in topics.iter_mut().enumerate() {
+        let topics_left = k - i as u64;
+        for &lm in &x.gaining {
+            gaining_flag[lm as usize] = true;
+            gain_left[lm as usize] -= 1;
+        }
+        // One u64 per member, larger is better: the tier (bits 60..63), need minus gaining
+        // topics left offset by 2^13 (bits 46..60), the need (bits 32..46), then the inverted
+        // id (bits 0..32). Clamping only affects the order of this heuristic, never the
+        // check. Members that may not take an extra get 0.
+        keys.clear();
+        for lm in 0..n {
+            let got = received[lm];
+            let key = if got > q || (got == q && plus_left == 0) {
+                0
+            } else {
+                let nd = u64::from(q - got);
+                let gaining = gaining_flag[lm];
+                let short = nd > u64::from(gain_left[lm]);
+                let tier: u64 = match (nd >= topics_left, gaining, short) {
+                    (true, _, _) => 4,
+                    (false, true, true) => 3,
+                    (false, false, true) => 2,
+                    (false, true, false) => 1,
+                    (false, false, false) => 0,
+                };
+                let surplus = (nd + (1 << 13))
+                    .saturating_sub(u64::from(gain_left[lm]))
+                    .min((1 << 14) - 1);
+                (tier << 60)
+                    | (surplus << 46)
+                    | (nd.min((1 << 14) - 1) << 32)
+                    | u64::from(u32::MAX - lm as u32)
+            };
+            keys.push(key);
+        }
+        let r = x.extra as usize;
+        let top = |keys: &mut Vec<u64>| {
+            if r < keys.len() {
+                keys.select_nth_unstable_by(r, |a, b| b.cmp(a));
+            }
+        };
+        top(&mut keys);
+        // Members already at q going above it: at most `plus_left` of them, the best ranked.
+        let mut optional: Vec<u64> = keys[..r]
+            .iter()
+            .copied()
+            .filter(|&key| key != 0 && received[(u32::MAX - key as u32) as usize] == q)
+            .collect();
+        if optional.len() > plus_left as usize {
+            optional.sort_unstable_by(|a, b| b.cmp(a));
+            for key in keys.iter_mut() {
+                if optional[plus_left as usize..]
+                    .binary_search_by(|o| (*key).cmp(o))
+                    .is_ok()
+                {
+                    *key = 0;
+                }
+            }
+            top(&mut keys);
+        }
+        let mut chosen: Vec<u32> = Vec::with_capacity(r);
+        for &key in &keys[..r] {
+            if key == 0 {
+                ok = false;
+                break;
+            }
+            chosen.push(u32::MAX - key as u32);
+        }
+        for &lm in &x.gaining {
+            gaining_flag[lm as usize] = false;
+        }
+        if !ok {
+            break;
+        }
+        chosen.sort_unstable();
+        for &lm in &chosen {
+            if received[lm as usize] == q {
+                plus_left -= 1;
+            }
+            received[lm as usize] += 1;
+        }
+        x.chosen = chosen;
+    }
+    if ok {
+        // Count the gaining cells used.
+        for x in topics.iter() {
+            for &lm in &x.gaining {
+                gaining_flag[lm as usize] = true;
+            }
+            used += x
+                .chosen
+                .iter()
+                .filter(|&&lm| gaining_flag[lm as usize])
+                .count() as u64;
+            for &lm in &x.gaining {
+                gaining_flag[lm as usize] = false;
+            }
+        }
+    }
+    if ok && used == bound && received.iter().all(|&got| got == q || got == q + 1) {
+        return true;
+    }
+    for x in topics.iter_mut() {
+        x.chosen.clear();
+    }
+    false
+}
+
+/// The min-cost flow of the module docs: exact in every case.
+fn solve_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) {
+    let k = topics.len();
+    let source = 0u32;
+    let member_base = 1 + k as u32;
+    let z = member_base + n as u32;
+    let sink = z + 1;
+    let mut net = Network::new(sink as usize + 1);
+    let mut is_gaining = vec![false; n];
+    let mut first_cell = Vec::with_capacity(k);
+    for (i, x) in topics.iter().enumerate() {
+        net.edge(source, 1 + i as u32, x.extra as i32, [0; 4]);
+    }
+    for (i, x) in topics.iter().enumerate() {
+        for &lm in &x.gaining {
+            is_gaining[lm as usize] = true;
+        }
+        let mut first = None;
+        for (lm, &gains) in is_gaining.iter().enumerate() {
+            let cost = [0, 0, 0, -i8::from(gains)];
+            let id = net.edge(1 + i as u32, member_base + lm as u32, 1, cost);
+            first.get_or_insert(id);
+        }
+        first_cell.push(first.unwrap_or(0));
+        for &lm in &x.gaining {
+            is_gaining[lm as usize] = false;
+        }
+    }
+    for lm in 0..n as u32 {
+        if q > 0 {
+            net.edge(member_base + lm, sink, q as i32, [0; 4]);
+        }
+        if s > 0 {
+            net.edge(member_base + lm, z, 1, [0; 4]);
+        }
+    }
+    if s > 0 {
+        net.edge(z, sink, s as i32, [0; 4]);
+    }
+    net.solve(source, sink);
+    for (x, &first) in topics.iter_mut().zip(&first_cell) {
+        // Edge ids of one topic's cells are consecutive, two apart (see `Network::edge`).
+        x.chosen = (0..n)
+            .filter(|&lm| net.flow(first + 2 * lm) > 0)
+            .map(|lm| lm as u32)
+            .collect();
+    }
+}

@@ -1,0 +1,374 @@
+//! Tests of the homogeneous fast path (`super::super::homogeneous`): its routes are exercised
+//! and optimal against the brute force on small groups, its objective values equal the
+//! flow's on larger ones, and a deliberately worse choice of extras is caught.
+
+use super::super::claims::previous_owners;
+use super::super::components::components;
+use super::super::homogeneous::{self, Route};
+use super::super::problem::Problem;
+use super::super::uniform::assign_with;
+use super::super::*;
+use super::oracle::{Rng, brute_force, feed_back, score, shuffle};
+
+fn topic(name: &str, partitions: i64) -> TopicSpec {
+    TopicSpec {
+        name: name.into(),
+        partitions,
+        replica_racks: None,
+    }
+}
+
+fn member(id: &str, subs: &[&str]) -> MemberSpec {
+    MemberSpec {
+        id: id.into(),
+        rack: None,
+        subscriptions: subs.iter().map(|s| (*s).into()).collect(),
+        owned: Vec::new(),
+        generation: -1,
+    }
+}
+
+fn owning(mut m: MemberSpec, topic: &str, parts: &[i32], generation: i32) -> MemberSpec {
+    m.owned.push(OwnedPartitions {
+        topic: topic.into(),
+        partitions: parts.to_vec(),
+    });
+    m.generation = generation;
+    m
+}
+
+/// The routes the fast path takes on `spec`'s homogeneous components (empty if none).
+fn routes(spec: &GroupSpec) -> Vec<Route> {
+    let problem = Problem::new(spec);
+    let owners = previous_owners(&problem);
+    let mut lists = vec![Vec::new(); problem.members.len()];
+    components(&problem)
+        .iter()
+        .filter(|c| homogeneous::applies(&problem, c, spec.rack_aware))
+        .map(|c| homogeneous::assign(&problem, c, &owners, &mut lists))
+        .collect()
+}
+
+/// The assignment with the fast path's extras replaced by the rotation.
+fn ignoring_gains(spec: &GroupSpec) -> Assignment {
+    let problem = Problem::new(spec);
+    let owners = previous_owners(&problem);
+    let mut lists = vec![Vec::new(); problem.members.len()];
+    for c in components(&problem) {
+        assert!(homogeneous::applies(&problem, &c, spec.rack_aware));
+        homogeneous::assign_ignoring_gains(&problem, &c, &owners, &mut lists);
+    }
+    problem.assignment(lists)
+}
+
+/// Checks `spec` against the brute force and the flow, and returns the fast path's routes.
+fn check_small(spec: &GroupSpec) -> Vec<Route> {
+    let fast = UniformV2.assign(spec).unwrap();
+    let best = brute_force(spec);
+    assert_eq!(score(spec, &fast), Some(best), "{}", spec.to_json());
+    let flow = assign_with(spec, false).unwrap();
+    assert_eq!(score(spec, &flow), Some(best), "flow: {}", spec.to_json());
+    routes(spec)
+}
+
+/// A random homogeneous spec of up to `members` members and `topics` topics, with claims of
+/// `kind`: 0 random (stale, conflicting, out of range), 1 a stable assignment plus one
+/// joining member, 2 a stable assignment minus one member.
+fn random_homogeneous(rng: &mut Rng, members: u64, topics: u64, kind: u64) -> GroupSpec {
+    let n_topics = 1 + rng.below(topics) as usize;
+    let names: Vec<String> = (0..n_topics).map(|t| format!("T{t}")).collect();
+    let subs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut spec = GroupSpec {
+        rack_aware: rng.below(2) == 0,
+        topics: names
+            .iter()
+            .map(|n| topic(n, rng.below(2 * members + 2) as i64))
+            .collect(),
+        members: (0..1 + rng.below(members))
+            .map(|m| member(&format!("M{m:02}"), &subs))
+            .collect(),
+    };
+    // Racks that can never align: members in rack "a", replicas in "b" (or no racks at all).
+    if rng.below(2) == 0 {
+        for m in &mut spec.members {
+            m.rack = Some("a".into());
+        }
+        for t in &mut spec.topics {
+            t.replica_racks = Some(vec![vec!["b".into()]; t.partitions as usize]);
+        }
+    }
+    match kind {
+        0 => {
+            for m in &mut spec.members {
+                for t in &names {
+                    let parts = (-1..2 * members as i32 + 3)
+                        .filter(|_| rng.below(3) == 0)
+                        .collect();
+                    m.owned.push(OwnedPartitions {
+                        topic: t.clone(),
+                        partitions: parts,
+                    });
+                }
+                m.generation = rng.below(3) as i32;
+            }
+        }
+        _ => {
+            // Any earlier assignment of the same topics to these members (random owners
+            // first, so that it is not always the rotation), then a change of membership.
+            let mut base = spec.clone();
+            for m in &mut base.members {
+                for t in &names {
+                    let parts = (0..2 * members as i32 + 2)
+                        .filter(|_| rng.below(2) == 0)
+                        .collect();
+                    m.owned.push(OwnedPartitions {
+                        topic: t.clone(),
+                        partitions: parts,
+                    });
+                }
+                m.generation = rng.below(2) as i32;
+            }
+            let stable = UniformV2.assign(&base).unwrap();
+            spec = feed_back(&spec, &stable);
+            if kind == 1 {
+                spec.members.push(member("M99", &subs));
+            } else if spec.members.len() > 1 {
+                let gone = rng.below(spec.members.len() as u64) as usize;
+                spec.members.remove(gone);
+            }
+        }
+    }
+    spec
+}
+
+fn small_enough(spec: &GroupSpec, limit: f64) -> bool {
+    let problem = Problem::new(spec);
+    (0..problem.topics.len() as u32)
+        .map(|t| {
+            (problem.subscribers[t as usize].len().max(1) as f64).powi(problem.partitions(t) as i32)
+        })
+        .product::<f64>()
+        <= limit
+}
+
+#[test]
+fn every_route_is_taken_and_optimal_on_small_groups() {
+    let mut rng = Rng(31);
+    let mut seen = [0usize; 3];
+    let mut checked = 0;
+    while checked < 1500 {
+        let kind = rng.below(3);
+        let spec = random_homogeneous(&mut rng, 4, 3, kind);
+        if !small_enough(&spec, 5_000.0) {
+            continue;
+        }
+        checked += 1;
+        for route in check_small(&spec) {
+            seen[route as usize] += 1;
+        }
+    }
+    // Rotation, greedy and flow all run (the flow when the greedy misses its bound).
+    println!("small groups, routes (rotation, greedy, flow): {seen:?}");
+    assert!(seen.iter().all(|&c| c > 0), "routes seen {seen:?}");
+}
+
+#[test]
+fn objective_values_equal_the_flow_on_larger_groups() {
+    let mut rng = Rng(37);
+    let mut seen = [0usize; 3];
+    for case in 0..300 {
+        let spec = random_homogeneous(&mut rng, 14, 6, case % 3);
+        let fast = UniformV2.assign(&spec).unwrap();
+        let flow = assign_with(&spec, false).unwrap();
+        let got = score(&spec, &fast);
+        assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
+        assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
+        // The fast path is a fixed point too.
+        assert_eq!(
+            UniformV2.assign(&feed_back(&spec, &fast)).unwrap(),
+            fast,
+            "case {case}: fixed point"
+        );
+        for route in routes(&spec) {
+            seen[route as usize] += 1;
+        }
+    }
+    println!("larger groups, routes (rotation, greedy, flow): {seen:?}");
+    assert!(seen[Route::Greedy as usize] > 0, "routes seen {seen:?}");
+}
+
+#[test]
+fn a_join_keeps_all_but_what_the_newcomer_needs() {
+    // A, B, C hold a stable assignment of T1 (5 partitions) and T2 (3); D joins.
+    let subs = ["T1", "T2"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 5), topic("T2", 3)],
+        members: vec![
+            owning(owning(member("A", &subs), "T1", &[0, 1], 3), "T2", &[0], 3),
+            owning(owning(member("B", &subs), "T1", &[2, 3], 3), "T2", &[1], 3),
+            owning(owning(member("C", &subs), "T1", &[4], 3), "T2", &[2], 3),
+            member("D", &subs),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    // T1: f = 1, r = 1 (A and B gain); T2: f = 0, r = 3 (A, B, C gain). E = 4, q = 1, s = 0:
+    // every member gets exactly one extra, D's cannot gain, so 3 of the 4 extras gain and
+    // 3 (floors of T1) + 3 = 6 of 8 partitions stay; D gets 2.
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+    assert_eq!(score(&spec, &a).map(|s| s.2), Some(6));
+    assert_eq!(routes(&spec), vec![Route::Greedy]);
+    let d = &a.assignment[&MemberId::from("D")];
+    assert_eq!(d.values().map(Vec::len).sum::<usize>(), 2);
+}
+
+#[test]
+fn a_leave_hands_out_only_the_leavers_partitions() {
+    let subs = ["T1"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 7)],
+        members: vec![
+            owning(member("A", &subs), "T1", &[0, 1], 1),
+            owning(member("C", &subs), "T1", &[4, 5], 1),
+            owning(member("D", &subs), "T1", &[6], 1),
+        ],
+    };
+    // B (2, 3) left: f = 2, r = 1. No cell gains (nobody owns more than 2), so the rotation
+    // gives the extra to A; the freed 2 and 3 fill A, then D, in ascending order.
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+    assert_eq!(a.assignment[&MemberId::from("A")]["T1"], vec![0, 1, 2]);
+    assert_eq!(a.assignment[&MemberId::from("C")]["T1"], vec![4, 5]);
+    assert_eq!(a.assignment[&MemberId::from("D")]["T1"], vec![3, 6]);
+    assert_eq!(routes(&spec), vec![Route::Rotation]);
+}
+
+#[test]
+fn stale_and_conflicting_claims_count_only_the_newest_single_owner() {
+    let subs = ["T1"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 4)],
+        members: vec![
+            // A claims 0..3 at generation 2, B claims 0, 1 at 5 (newer), C claims 2 at 2
+            // (a tie with A: partition 2 has no owner).
+            owning(member("A", &subs), "T1", &[0, 1, 2, 3], 2),
+            owning(member("B", &subs), "T1", &[0, 1], 5),
+            owning(member("C", &subs), "T1", &[2], 2),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+    // Owners: 0, 1 → B; 3 → A; 2 none. f = 1, r = 1: B is the only gaining cell.
+    assert_eq!(a.assignment[&MemberId::from("B")]["T1"], vec![0, 1]);
+    assert_eq!(a.assignment[&MemberId::from("A")]["T1"], vec![3]);
+    assert_eq!(a.assignment[&MemberId::from("C")]["T1"], vec![2]);
+}
+
+#[test]
+fn owners_holding_everything_give_up_the_excess_highest_numbers_first() {
+    let subs = ["T1", "T2"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 5), topic("T2", 0)],
+        members: vec![
+            owning(member("A", &subs), "T1", &[0, 1, 2, 3, 4], 1),
+            member("B", &subs),
+            member("C", &subs),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+    // f = 1, r = 2: A keeps 2 (its extra is the gaining cell), lowest numbers first.
+    assert_eq!(a.assignment[&MemberId::from("A")]["T1"], vec![0, 1]);
+    assert_eq!(a.assignment[&MemberId::from("B")]["T1"], vec![2, 3]);
+    assert_eq!(a.assignment[&MemberId::from("C")]["T1"], vec![4]);
+    // T2 has no partitions: nobody lists it.
+    assert!(a.assignment.values().all(|t| !t.contains_key("T2")));
+}
+
+#[test]
+fn a_member_without_subscriptions_next_to_buckets_gets_nothing() {
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 3), topic("T2", 2)],
+        members: vec![
+            owning(member("A", &["T1"]), "T1", &[0, 1, 2], 1),
+            member("B", &["T1"]),
+            owning(member("C", &["T2"]), "T2", &[1], 1),
+            member("D", &["T2"]),
+            member("E", &[]),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+    assert!(a.assignment[&MemberId::from("E")].is_empty());
+    assert_eq!(routes(&spec).len(), 2);
+}
+
+#[test]
+fn alignment_that_is_possible_leaves_the_fast_path() {
+    let subs = ["T1"];
+    let mut t = topic("T1", 2);
+    t.replica_racks = Some(vec![vec!["r1".into()], vec!["r2".into()]]);
+    let mut a = member("A", &subs);
+    a.rack = Some("r2".into());
+    let spec = GroupSpec {
+        rack_aware: true,
+        topics: vec![t],
+        members: vec![a, member("B", &subs)],
+    };
+    assert!(routes(&spec).is_empty());
+    let mut off = spec.clone();
+    off.rack_aware = false;
+    assert_eq!(routes(&off).len(), 1);
+}
+
+#[test]
+fn ignoring_who_gains_is_caught_by_the_oracle() {
+    // The rotation of extras with the same deal is valid, spread and balanced, but keeps less
+    // on some groups: the brute-force comparison must see it, or it would prove nothing
+    // about the fast path's choice of extras.
+    let mut rng = Rng(41);
+    let (mut caught, mut tried) = (0, 0);
+    while tried < 300 {
+        let kind = 1 + rng.below(2);
+        let spec = random_homogeneous(&mut rng, 4, 3, kind);
+        if !small_enough(&spec, 5_000.0) {
+            continue;
+        }
+        tried += 1;
+        let worse = ignoring_gains(&spec);
+        let s = score(&spec, &worse);
+        assert!(
+            s.is_some(),
+            "the variant must stay valid: {}",
+            spec.to_json()
+        );
+        if s != Some(brute_force(&spec)) {
+            caught += 1;
+        }
+    }
+    assert!(caught > 10, "only {caught} worse choices caught");
+}
+
+#[test]
+fn input_order_does_not_change_the_fast_path() {
+    let mut rng = Rng(43);
+    for case in 0..200 {
+        let spec = random_homogeneous(&mut rng, 10, 5, case % 3);
+        let mut permuted = spec.clone();
+        shuffle(&mut rng, &mut permuted.topics);
+        shuffle(&mut rng, &mut permuted.members);
+        for m in &mut permuted.members {
+            shuffle(&mut rng, &mut m.subscriptions);
+            shuffle(&mut rng, &mut m.owned);
+        }
+        assert_eq!(
+            UniformV2.assign(&spec).unwrap(),
+            UniformV2.assign(&permuted).unwrap(),
+            "case {case}"
+        );
+    }
+}
