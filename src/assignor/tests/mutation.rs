@@ -1,0 +1,111 @@
+//! Tests written for the survivors of the full `cargo mutants` run over `src/assignor` (see
+//! `proofs/PROOFS.md`, "Mutation testing"). Each names the mutant it kills; each is a small,
+//! hand-built case, fast in debug builds.
+
+use super::super::flow::Network;
+use super::*;
+
+#[test]
+fn homogeneous_load_quota_never_outweighs_balance() {
+    // Kills the must-edge cost `-1` → `1` (uniform.rs, homogeneous components). Three members
+    // subscribe to three topics of two partitions: shares are 0 or 1, loads must be (2, 2, 2).
+    // A claims one partition of every topic, B two, C one: keeping all six gives loads
+    // (3, 2, 1), which the quota edges must not prefer to balance.
+    let all = ["T1", "T2", "T3"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 2), topic("T2", 2), topic("T3", 2)],
+        members: vec![
+            with_owned(
+                with_owned(with_owned(member("A", &all), "T1", &[0], 1), "T2", &[0], 1),
+                "T3",
+                &[0],
+                1,
+            ),
+            with_owned(with_owned(member("B", &all), "T1", &[1], 1), "T2", &[1], 1),
+            with_owned(member("C", &all), "T3", &[1], 1),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    for m in ["A", "B", "C"] {
+        assert_eq!(parts(&a, m).len(), 2, "{m} in {}", a.to_json());
+    }
+    // Balanced, and five of the six claims kept (A gives one up to C).
+    assert_eq!(score(&spec, &a), Some((12, 0, 5)));
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+}
+
+#[test]
+fn an_assignment_survives_its_json_round_trip() {
+    // Kills `Assignment::from_json` → `Ok(Default::default())`.
+    let a = UniformV2.assign(&reference()).unwrap();
+    let text = a.to_json();
+    assert_eq!(Assignment::from_json(&text), Ok(a));
+    let err = Assignment::from_json("{\"assignment\":").unwrap_err();
+    assert!(matches!(err, SpecError::Json { line: 1, .. }), "{err:?}");
+}
+
+/// The cost of a solved network's flow, given its edges (id, unit cost) and convex edges
+/// (id, base).
+fn cost_of(net: &Network, fixed: &[(usize, i64)], convex: &[(usize, i64)]) -> i64 {
+    let fixed_cost: i64 = fixed.iter().map(|&(e, c)| i64::from(net.flow(e)) * c).sum();
+    let convex_cost: i64 = convex
+        .iter()
+        .map(|&(e, base)| {
+            let f = i64::from(net.flow(e));
+            (base + f).pow(2) - base.pow(2)
+        })
+        .sum();
+    fixed_cost + convex_cost
+}
+
+#[test]
+fn the_solver_undoes_a_convex_unit_when_that_is_cheaper() {
+    // Kills `flow.rs` `lay_out`'s `a.convex == NONE` → `!=` (the backward arc of a convex
+    // edge loses its negative cost). Two units leave `s`. The first shortest path is
+    // s→a→b→t (21, the convex unit with base 10); the optimum is s→a→c→t plus s→b→t
+    // (30 + 25 = 55), reached only by sending s→b and undoing the convex unit (25 − 21 + 30 =
+    // 34 extra), which beats the other route s→e→t (45 extra, 66 in total).
+    let (s0, s, a, b, c, e, t) = (0, 1, 2, 3, 4, 5, 6);
+    let mut net = Network::new(7);
+    let cost = |x: i8| [0, x, 0, 0];
+    net.edge(s0, s, 2, [0; 4]);
+    let sa = net.edge(s, a, 1, [0; 4]);
+    let sb = net.edge(s, b, 1, cost(25));
+    let se = net.edge(s, e, 1, cost(45));
+    let ab = net.convex_edge(a, b, 1, 10);
+    let ac = net.edge(a, c, 1, cost(30));
+    net.edge(b, t, 1, [0; 4]);
+    net.edge(c, t, 1, [0; 4]);
+    net.edge(e, t, 1, [0; 4]);
+    assert_eq!(net.solve(s0, t), 2);
+    let flows: Vec<i32> = [sa, sb, se, ab, ac].iter().map(|&e| net.flow(e)).collect();
+    assert_eq!(flows, vec![1, 1, 0, 0, 1]);
+    assert_eq!(
+        cost_of(&net, &[(sb, 25), (se, 45), (ac, 30)], &[(ab, 10)]),
+        55
+    );
+}
+
+#[test]
+fn a_tie_at_the_top_generation_leaves_the_partition_unowned() {
+    // Kills `claims.rs` `j - 1 > i` → `<` (ties never detected, the last claimant wins). A and
+    // B both claim T-0 at generation 2: nobody owns it, so the default order gives T-0 to A.
+    // Were B taken as the owner it would keep T-0 and A would get T-1.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 2)],
+        members: vec![
+            with_owned(member("A", &["T"]), "T", &[0], 2),
+            with_owned(member("B", &["T"]), "T", &[0], 2),
+        ],
+    };
+    let problem = super::super::problem::Problem::new(&spec);
+    assert_eq!(
+        super::super::claims::previous_owners(&problem),
+        vec![Vec::new()]
+    );
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T", 0)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T", 1)]));
+}
