@@ -109,3 +109,25 @@ fn a_tie_at_the_top_generation_leaves_the_partition_unowned() {
     assert_eq!(parts(&a, "A"), tp(&[("T", 0)]));
     assert_eq!(parts(&a, "B"), tp(&[("T", 1)]));
 }
+
+#[test]
+fn homogeneous_plain_components_deal_their_extras_in_one_rotation() {
+    // Pins the closed form of a homogeneous component with no claims and no racks (any
+    // balanced spread assignment is optimal there; the rotation is the documented choice).
+    // A and B subscribe to T1 (3 partitions) and T2 (1): T1's extra goes to A, the rotation
+    // moves on and T2's goes to B. C alone on U is a second component, which must not
+    // change the first one's closed form. Kills `Component::homogeneous` → `false` and
+    // `find` → `0` (all topics in one component), which both send the group to the flow
+    // solver, whose optimum here gives T2 to A instead.
+    let both = ["T1", "T2"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 3), topic("T2", 1), topic("U", 2)],
+        members: vec![member("A", &both), member("B", &both), member("C", &["U"])],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T1", 0), ("T1", 1)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T1", 2), ("T2", 0)]));
+    assert_eq!(parts(&a, "C"), tp(&[("U", 0), ("U", 1)]));
+    assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
+}
