@@ -131,3 +131,15 @@ fn homogeneous_plain_components_deal_their_extras_in_one_rotation() {
     assert_eq!(parts(&a, "C"), tp(&[("U", 0), ("U", 1)]));
     assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
 }
+
+#[test]
+fn every_assignor_answers_to_the_name_it_is_found_by() {
+    // Kills the `name` mutants (`""`, `"xyzzy"`) of the three assignors: the CLI prints and
+    // looks up assignors by these names.
+    for name in ASSIGNOR_NAMES {
+        let assignor = assignor_by_name(name).unwrap();
+        assert_eq!(assignor.name(), name);
+    }
+    assert_eq!(ASSIGNOR_NAMES[0], UniformV2.name());
+    assert!(assignor_by_name("sticky").is_none());
+}
