@@ -4,6 +4,7 @@
 
 use super::super::flow::Network;
 use super::*;
+use crate::ids::Generation;
 
 #[test]
 fn homogeneous_load_quota_never_outweighs_balance() {
@@ -142,4 +143,55 @@ fn every_assignor_answers_to_the_name_it_is_found_by() {
     }
     assert_eq!(ASSIGNOR_NAMES[0], UniformV2.name());
     assert!(assignor_by_name("sticky").is_none());
+}
+
+#[test]
+fn a_spec_survives_its_json_round_trip_and_a_missing_generation_is_none() {
+    // Kills `GroupSpec::to_json` → `String::new()` / `"xyzzy"` and `no_generation` → `0` /
+    // `1` (`-1` is the same value as `Generation::NONE`, an equivalent mutant).
+    let mut spec = reference();
+    spec.members[1] = with_owned(spec.members[1].clone(), "T2", &[0, 2], 7);
+    spec.members[2].rack = Some("r1".into());
+    assert_eq!(GroupSpec::from_json(&spec.to_json()), Ok(spec));
+    let text = r#"{"rack_aware": false, "topics": [{"name": "T", "partitions": 1}],
+        "members": [{"id": "A", "subscriptions": ["T"]}]}"#;
+    let parsed = GroupSpec::from_json(text).unwrap();
+    assert_eq!(parsed.members[0].generation, Generation::NONE.0);
+}
+
+#[test]
+fn uniform_v1_gives_the_extra_to_the_member_the_cursor_is_on() {
+    // Kills `uniform_v1.rs` `load[m] >= quota` → `<` (an extra counted as used whenever a
+    // member below its quota takes a partition). Seven partitions over three members: quota
+    // 2 and one extra, which A (first by id, where the cursor starts) takes: consecutive
+    // slices [0, 3), [3, 5), [5, 7). The mutant spends the extra at once, and the last
+    // partition then falls to the least-loaded member, A, out of order.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 7)],
+        members: vec![
+            member("A", &["T"]),
+            member("B", &["T"]),
+            member("C", &["T"]),
+        ],
+    };
+    let a = UniformV1.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T", 0), ("T", 1), ("T", 2)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T", 3), ("T", 4)]));
+    assert_eq!(parts(&a, "C"), tp(&[("T", 5), ("T", 6)]));
+}
+
+#[test]
+fn uniform_v1_resumes_from_its_cursor_on_the_next_topic() {
+    // Kills `pick`'s `(m as usize) < cursor` → `>` (the search restarts at the first
+    // subscriber instead of the cursor). B alone takes T1-0 (the cursor is on B); T2's first
+    // partition goes to B too, which still has room, and A fills up with the rest.
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 1), topic("T2", 3)],
+        members: vec![member("A", &["T2"]), member("B", &["T1", "T2"])],
+    };
+    let a = UniformV1.assign(&spec).unwrap();
+    assert_eq!(parts(&a, "A"), tp(&[("T2", 1), ("T2", 2)]));
+    assert_eq!(parts(&a, "B"), tp(&[("T1", 0), ("T2", 0)]));
 }
