@@ -190,3 +190,19 @@ fn uniform_v1_resumes_from_its_cursor_on_the_next_topic() {
     assert_eq!(parts(&a, "A"), tp(&[("T2", 1), ("T2", 2)]));
     assert_eq!(parts(&a, "B"), tp(&[("T1", 0), ("T2", 0)]));
 }
+
+#[test]
+fn a_path_of_convex_edges_carries_one_unit_per_augmentation() {
+    // Kills `flow.rs` `arc.convex == NONE` → `!=` in the push amount (a convex arc would
+    // pass its whole residual capacity at the price of one unit). Every edge is convex with
+    // base 0 (units cost 1, 3): two units from s, split over a→t and a→b→t, cost 4 on the
+    // last three edges plus 1 + 3 on s→a; both on a→t would cost 8 there.
+    let (s, a, b, t) = (0, 1, 2, 3);
+    let mut net = Network::new(4);
+    let sa = net.convex_edge(s, a, 2, 0);
+    let at = net.convex_edge(a, t, 2, 0);
+    let ab = net.convex_edge(a, b, 2, 0);
+    let bt = net.convex_edge(b, t, 2, 0);
+    assert_eq!(net.solve(s, t), 2);
+    assert_eq!([sa, at, ab, bt].map(|id| net.flow(id)), [2, 1, 1, 1]);
+}
