@@ -206,3 +206,31 @@ fn a_path_of_convex_edges_carries_one_unit_per_augmentation() {
     assert_eq!(net.solve(s, t), 2);
     assert_eq!([sa, at, ab, bt].map(|id| net.flow(id)), [2, 1, 1, 1]);
 }
+
+#[test]
+fn the_extras_rotation_moves_on_by_one_member_per_extra() {
+    // Kills `round_robin`'s offset mutant `(i + n - cursor % n) % n` → `(i + n + cursor % n)
+    // % n` (the rotation runs backwards). Three members, three topics of four partitions:
+    // each topic has one extra, which goes to A, then B, then C.
+    let all = ["T1", "T2", "T3"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 4), topic("T2", 4), topic("T3", 4)],
+        members: vec![member("A", &all), member("B", &all), member("C", &all)],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    let t = |name: &str, ps: &[i32]| ps.iter().map(|&p| (name.to_owned(), p)).collect::<Vec<_>>();
+    let cat = |lists: [Vec<(String, i32)>; 3]| lists.concat();
+    assert_eq!(
+        parts(&a, "A"),
+        cat([t("T1", &[0, 1]), t("T2", &[0]), t("T3", &[0])])
+    );
+    assert_eq!(
+        parts(&a, "B"),
+        cat([t("T1", &[2]), t("T2", &[1, 2]), t("T3", &[1])])
+    );
+    assert_eq!(
+        parts(&a, "C"),
+        cat([t("T1", &[3]), t("T2", &[3]), t("T3", &[2, 3])])
+    );
+}
