@@ -234,3 +234,33 @@ fn the_extras_rotation_moves_on_by_one_member_per_extra() {
         cat([t("T1", &[3]), t("T2", &[3]), t("T3", &[2, 3])])
     );
 }
+
+#[test]
+fn keeping_every_claim_is_refused_when_an_owner_is_two_off_its_share() {
+    // Kills `keep_all`'s `count[lm] == floor + 1` → `!=` (a count two or more above the
+    // floor passes as spread). A, B and C subscribe to T (2 partitions, shares 0 or 1), V
+    // and W (5 each, shares 1 or 2). Every partition is claimed; loads are (4, 4, 4), but A
+    // holds both of T, C three of V and B three of W: nothing here is spread, so the claims
+    // cannot all be kept.
+    let all = ["T", "V", "W"];
+    let owned = |id: &str, claims: &[(&str, &[i32])]| {
+        claims
+            .iter()
+            .fold(member(id, &all), |m, &(t, ps)| with_owned(m, t, ps, 1))
+    };
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 2), topic("V", 5), topic("W", 5)],
+        members: vec![
+            owned("A", &[("T", &[0, 1]), ("V", &[0]), ("W", &[0])]),
+            owned("B", &[("V", &[1]), ("W", &[1, 2, 3])]),
+            owned("C", &[("V", &[2, 3, 4]), ("W", &[4])]),
+        ],
+    };
+    let a = UniformV2.assign(&spec).unwrap();
+    let (sumsq, _, kept) = score(&spec, &a).expect("spread");
+    assert_eq!(sumsq, 48);
+    // Spread lets A keep one of T, C two of its three of V and B two of its three of W: at
+    // most 9 of the 12 claims are kept, and 9 is reachable with loads (4, 4, 4).
+    assert_eq!(kept, 9, "{}", a.to_json());
+}
