@@ -561,3 +561,4 @@ fn uniform_v1_gives_a_partition_with_no_room_left_to_its_least_loaded_subscriber
     assert_eq!(parts(&a, "A").len(), 3, "{}", a.to_json());
     assert_eq!(parts(&a, "C").len(), 2, "{}", a.to_json());
 }
+mod mutation;
