@@ -372,3 +372,195 @@ fn input_order_does_not_change_the_fast_path() {
         );
     }
 }
+
+// The tie rule (objective 6) among equally optimal choices of extras, pinned on groups where
+// another ranking or the solver would pick a different optimum. The oracles above compare
+// objective values only, so without these a change of ranking would go unnoticed.
+
+/// The assignment of `spec` as (member, topic, partitions) triples, for compact expectations.
+fn triples(a: &Assignment) -> Vec<(String, String, Vec<i32>)> {
+    a.assignment
+        .iter()
+        .flat_map(|(m, topics)| {
+            topics
+                .iter()
+                .map(move |(t, parts)| (m.to_string(), t.clone(), parts.clone()))
+        })
+        .collect()
+}
+
+fn expect(spec: &GroupSpec, want: &[(&str, &str, &[i32])]) {
+    let a = UniformV2.assign(spec).unwrap();
+    assert_eq!(
+        score(spec, &a),
+        Some(brute_force(spec)),
+        "{}",
+        spec.to_json()
+    );
+    let want: Vec<(String, String, Vec<i32>)> = want
+        .iter()
+        .map(|(m, t, p)| ((*m).into(), (*t).into(), p.to_vec()))
+        .collect();
+    assert_eq!(triples(&a), want, "{}", spec.to_json());
+}
+
+#[test]
+fn a_single_gaining_extra_is_placed_by_the_greedy() {
+    // One partition, two members, B owns it: E = 1, q = 0, s = 1. The greedy must let a
+    // member at q (here 0) go above it while s allows, so it meets its bound of 1.
+    let subs = ["T1"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 1)],
+        members: vec![
+            member("A", &subs),
+            owning(member("B", &subs), "T1", &[0], 1),
+        ],
+    };
+    expect(&spec, &[("B", "T1", &[0])]);
+    assert_eq!(routes(&spec), vec![Route::Greedy]);
+}
+
+#[test]
+fn the_greedy_serves_a_member_short_of_gains_first() {
+    // A owns the only partition of T1 and of T2; B joins. E = 2, q = 1, s = 0. For T1, B (need
+    // 1, no gaining topic left: short) outranks A (need 1, T2 still to gain), so B takes T1's
+    // extra and A keeps T2.
+    let subs = ["T1", "T2"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 1), topic("T2", 1)],
+        members: vec![
+            owning(owning(member("A", &subs), "T1", &[0], 1), "T2", &[0], 1),
+            member("B", &subs),
+        ],
+    };
+    expect(&spec, &[("A", "T2", &[0]), ("B", "T1", &[0])]);
+    assert_eq!(routes(&spec), vec![Route::Greedy]);
+}
+
+#[test]
+fn the_greedy_ranks_need_minus_gaining_topics_left_before_id() {
+    // Three members, T1 and T2 of one partition each, A owns T2's: E = 2, q = 0, s = 2. Nobody
+    // needs anything; for T1, A has a gaining topic left (T2) so it ranks below B and C, and B
+    // (the lower id) takes T1's extra; A then takes T2's. Ranking by id alone would give T1 to
+    // A, which would then be full, losing the gaining cell: the greedy misses its bound.
+    let subs = ["T1", "T2"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 1), topic("T2", 1)],
+        members: vec![
+            owning(member("A", &subs), "T2", &[0], 1),
+            member("B", &subs),
+            member("C", &subs),
+        ],
+    };
+    expect(&spec, &[("A", "T2", &[0]), ("B", "T1", &[0])]);
+    assert_eq!(routes(&spec), vec![Route::Greedy]);
+}
+
+#[test]
+fn the_greedy_ranks_larger_need_before_lower_id() {
+    // Two members; T1 (5 partitions, f = 2), T2 (3, f = 1), T3 (1, f = 0): E = 3, q = 1, s = 1.
+    // Only B's claim on T3 gains. T1's extra goes to A (short: needs 1, no gain left). For T2,
+    // A (need 0) and B (need 1) tie on tier and surplus; the larger need wins, so B takes it,
+    // and T3's extra too (its gaining cell, the one member allowed above q).
+    let subs = ["T1", "T2", "T3"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 5), topic("T2", 3), topic("T3", 1)],
+        members: vec![
+            owning(owning(member("A", &subs), "T1", &[2, 3], 1), "T2", &[2], 1),
+            owning(
+                owning(owning(member("B", &subs), "T1", &[4], 1), "T2", &[1], 1),
+                "T3",
+                &[0],
+                1,
+            ),
+        ],
+    };
+    expect(
+        &spec,
+        &[
+            ("A", "T1", &[0, 2, 3]),
+            ("A", "T2", &[2]),
+            ("B", "T1", &[1, 4]),
+            ("B", "T2", &[0, 1]),
+            ("B", "T3", &[0]),
+        ],
+    );
+    assert_eq!(routes(&spec), vec![Route::Greedy]);
+}
+
+#[test]
+fn reserve_makes_room_for_every_final_load() {
+    // `reserve` promises room for each member's whole share, so that the deal never
+    // reallocates: its capacities bound the lengths `assign` then produces.
+    let mut rng = Rng(47);
+    for case in 0..60 {
+        let spec = random_homogeneous(&mut rng, 8, 4, case % 3);
+        let problem = Problem::new(&spec);
+        let owners = previous_owners(&problem);
+        for c in components(&problem) {
+            let mut reserved: Vec<Vec<(u32, i32)>> = vec![Vec::new(); problem.members.len()];
+            homogeneous::reserve(&problem, &c, &mut reserved);
+            let mut lists = vec![Vec::new(); problem.members.len()];
+            homogeneous::assign(&problem, &c, &owners, &mut lists);
+            for &m in &c.members {
+                let (len, room) = (lists[m as usize].len(), reserved[m as usize].capacity());
+                assert!(
+                    len <= room,
+                    "case {case}: member {m} got {len}, room {room}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_greedy_bound_counts_only_members_with_more_gains_than_q() {
+    // A owns the only partition of T1 and of T2; B and C own nothing. E = 2, q = 0, s = 2: A
+    // can take one extra only (s lets one member above q per extra, A has 2 gaining cells but
+    // room for q + 1 = 1), so at most one gaining cell is used. The bound is 1 (only A has
+    // more gaining cells than q), which the greedy meets: A keeps T1's partition, B gets T2's.
+    let subs = ["T1", "T2"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 1), topic("T2", 1)],
+        members: vec![
+            owning(owning(member("A", &subs), "T1", &[0], 1), "T2", &[0], 1),
+            member("B", &subs),
+            member("C", &subs),
+        ],
+    };
+    expect(&spec, &[("A", "T1", &[0]), ("B", "T2", &[0])]);
+    assert_eq!(routes(&spec), vec![Route::Greedy]);
+}
+
+#[test]
+fn at_most_s_members_go_above_q_when_more_rank_first() {
+    // Four members. T1 (2 partitions) and T2 (2) have f = 0, r = 2; T3 (5) has f = 1, r = 1.
+    // A and B own one partition of T2 each, C and D two of T3: E = 5, q = 1, s = 1. T1's
+    // extras go to A and B (lowest ids); for T2 both rank first (gaining, at q) but only one
+    // may go above q, so C takes the other. Then only D can take T3's extra and the greedy
+    // uses 2 gaining cells of the 3 possible (A, B on T2, one of C, D on T3): the solver runs.
+    let subs = ["T1", "T2", "T3"];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 2), topic("T2", 2), topic("T3", 5)],
+        members: vec![
+            owning(member("A", &subs), "T2", &[0], 1),
+            owning(member("B", &subs), "T2", &[1], 1),
+            owning(member("C", &subs), "T3", &[0, 1], 1),
+            owning(member("D", &subs), "T3", &[2, 3], 1),
+        ],
+    };
+    let fast = UniformV2.assign(&spec).unwrap();
+    let flow = assign_with(&spec, false).unwrap();
+    assert!(score(&spec, &fast).is_some());
+    assert_eq!(score(&spec, &fast), score(&spec, &flow));
+    // 3 gaining cells used: A and B keep their T2 partition, C or D both of T3's, the other
+    // one of its two (its floor).
+    assert_eq!(score(&spec, &fast).map(|s| s.2), Some(2 + 2 + 1));
+    assert_eq!(routes(&spec), vec![Route::Flow]);
+}
