@@ -388,12 +388,19 @@ fn greedy_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
             top(&mut keys);
         }
         let mut chosen: Vec<u32> = Vec::with_capacity(r);
+        // The second selection above may pull in further members at q: more of them than
+        // `plus_left` would break the load bound, so the greedy gives up (the flow decides).
+        let mut above_q = 0u32;
         for &key in &keys[..r] {
-            if key == 0 {
+            let lm = u32::MAX - key as u32;
+            if key != 0 && received[lm as usize] == q {
+                above_q += 1;
+            }
+            if key == 0 || above_q > plus_left {
                 ok = false;
                 break;
             }
-            chosen.push(u32::MAX - key as u32);
+            chosen.push(lm);
         }
         for &lm in &x.gaining {
             gaining_flag[lm as usize] = false;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::*;
 
 mod homogeneous;
+mod mutation;
 mod oracle;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, random_spec, score, shuffle};
@@ -561,4 +562,3 @@ fn uniform_v1_gives_a_partition_with_no_room_left_to_its_least_loaded_subscriber
     assert_eq!(parts(&a, "A").len(), 3, "{}", a.to_json());
     assert_eq!(parts(&a, "C").len(), 2, "{}", a.to_json());
 }
-mod mutation;

@@ -564,3 +564,27 @@ fn at_most_s_members_go_above_q_when_more_rank_first() {
     assert_eq!(score(&spec, &fast).map(|s| s.2), Some(2 + 2 + 1));
     assert_eq!(routes(&spec), vec![Route::Flow]);
 }
+
+/// Found by the mutation run: a topic's second selection of the top r pulled in more members
+/// at q than may still go above it, and the greedy's counter underflowed (a panic in debug
+/// builds). The greedy must now give up on this group and the flow decide, optimally.
+#[test]
+fn a_second_selection_never_lets_too_many_members_above_q() {
+    let spec = GroupSpec::from_json(SECOND_SELECTION).unwrap();
+    assert_eq!(routes(&spec), vec![Route::Flow]);
+    let fast = UniformV2.assign(&spec).unwrap();
+    let flow = assign_with(&spec, false).unwrap();
+    assert_eq!(score(&spec, &fast), score(&spec, &flow));
+    assert_eq!(UniformV2.assign(&feed_back(&spec, &fast)).unwrap(), fast);
+}
+
+const SECOND_SELECTION: &str = r#"{"rack_aware":true,"topics":[{"name":"T0","partitions":12},{"name":"T1","partitions":4},{"name":"T2","partitions":9},{"name":"T3","partitions":15},{"name":"T4","partitions":9}],"members":[
+ {"id":"M01","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[2,3]},{"topic":"T2","partitions":[1]},{"topic":"T3","partitions":[1,3]},{"topic":"T4","partitions":[1]}],"generation":10},
+ {"id":"M02","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[4]},{"topic":"T1","partitions":[0]},{"topic":"T2","partitions":[2]},{"topic":"T3","partitions":[4,5]},{"topic":"T4","partitions":[2]}],"generation":10},
+ {"id":"M03","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[6]},{"topic":"T1","partitions":[1]},{"topic":"T2","partitions":[3]},{"topic":"T3","partitions":[7]},{"topic":"T4","partitions":[4]}],"generation":10},
+ {"id":"M04","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[8]},{"topic":"T1","partitions":[2]},{"topic":"T2","partitions":[5]},{"topic":"T3","partitions":[8]},{"topic":"T4","partitions":[5]}],"generation":10},
+ {"id":"M05","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[9]},{"topic":"T2","partitions":[6]},{"topic":"T3","partitions":[9,10]},{"topic":"T4","partitions":[6]}],"generation":10},
+ {"id":"M06","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[0,5]},{"topic":"T1","partitions":[3]},{"topic":"T2","partitions":[0]},{"topic":"T3","partitions":[2]},{"topic":"T4","partitions":[3]}],"generation":10},
+ {"id":"M07","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[10]},{"topic":"T2","partitions":[7]},{"topic":"T3","partitions":[11,12]},{"topic":"T4","partitions":[7]}],"generation":10},
+ {"id":"M08","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[11]},{"topic":"T2","partitions":[8]},{"topic":"T3","partitions":[13,14]},{"topic":"T4","partitions":[8]}],"generation":10}
+]}"#;
