@@ -9,24 +9,7 @@ use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
 use super::oracle::{Rng, brute_force, feed_back, score, shuffle};
-
-fn topic(name: &str, partitions: i64) -> TopicSpec {
-    TopicSpec {
-        name: name.into(),
-        partitions,
-        replica_racks: None,
-    }
-}
-
-fn member(id: &str, subs: &[&str]) -> MemberSpec {
-    MemberSpec {
-        id: id.into(),
-        rack: None,
-        subscriptions: subs.iter().map(|s| (*s).into()).collect(),
-        owned: Vec::new(),
-        generation: -1,
-    }
-}
+use super::{member, topic};
 
 fn owning(mut m: MemberSpec, topic: &str, parts: &[i32], generation: i32) -> MemberSpec {
     m.owned.push(OwnedPartitions {
