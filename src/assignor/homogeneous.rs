@@ -158,56 +158,12 @@ fn assign_choosing(
     }
     reserve(problem, comp, lists);
     let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
-
-    // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
-    let mut topics: Vec<TopicExtras> = Vec::new();
-    let mut count = vec![0u32; n];
-    let mut touched: Vec<u32> = Vec::new();
-    let mut total_extras = 0u64;
-    for &t in &comp.topics {
-        let partitions = problem.partitions(t);
-        let floor = partitions / n as u32;
-        let extra = partitions % n as u32;
-        if extra == 0 {
-            continue;
-        }
-        total_extras += u64::from(extra);
-        for &(_, m) in &owners[t as usize] {
-            let lm = local(m);
-            if count[lm as usize] == 0 {
-                touched.push(lm);
-            }
-            count[lm as usize] += 1;
-        }
-        let mut gaining: Vec<u32> = touched
-            .iter()
-            .copied()
-            .filter(|&lm| count[lm as usize] > floor)
-            .collect();
-        gaining.sort_unstable();
-        for &lm in &touched {
-            count[lm as usize] = 0;
-        }
-        touched.clear();
-        topics.push(TopicExtras {
-            topic: t,
-            extra,
-            gaining,
-            chosen: Vec::new(),
-        });
-    }
-    let q = (total_extras / n as u64) as u32;
-    let s = (total_extras % n as u64) as u32;
-
-    let route = if rotation_only || topics.iter().all(|x| x.gaining.is_empty()) {
-        rotation(&mut topics, n);
-        Route::Rotation
-    } else if greedy_extras(&mut topics, n, q, s) {
-        Route::Greedy
+    let choice = if rotation_only {
+        Choice::Rotation
     } else {
-        solve_extras(&mut topics, n, q, s);
-        Route::Flow
+        Choice::Best
     };
+    let (topics, route) = choose_extras(problem, comp, owners, choice);
 
     // Deal the partitions of every topic.
     let mut has_extra = vec![false; n];
@@ -259,6 +215,111 @@ fn assign_choosing(
     route
 }
 
+/// How [`choose_extras`] may choose.
+pub(crate) enum Choice<'h> {
+    /// The rotation, whoever gains (a deliberately worse variant for tests).
+    Rotation,
+    /// The most gaining cells: the rotation when nothing gains, else the greedy when it meets
+    /// its bound, else the flow.
+    Best,
+    /// The greedy, with every topic's choice passed through a [`Repair`] that may exchange
+    /// members and may refuse; when the greedy misses its bound or a repair refuses, the
+    /// flow (which knows nothing of the repair).
+    Repaired(&'h mut dyn Repair),
+}
+
+/// A check of the greedy's choice for one topic, which may exchange the chosen members for
+/// others (the rack-aware path uses it to keep every alignable partition alignable).
+pub(crate) trait Repair {
+    /// Accepts `chosen` (local ids of the members given topic `topic`'s extras) as it is or
+    /// after exchanging some of them, or refuses it (`false`). `keys` holds the greedy's
+    /// ranking of every member, in no particular order: a non-zero key is an eligible member,
+    /// with its local id in the low 32 bits inverted (`u32::MAX − lm`), larger keys ranked
+    /// first. `received[lm]` is how many extras lm has so far, and at most `plus_left` of the
+    /// chosen may have exactly `q` (the greedy checks every returned choice again).
+    fn repair(
+        &mut self,
+        topic: u32,
+        chosen: &mut Vec<u32>,
+        keys: &[u64],
+        received: &[u32],
+        q: u32,
+        plus_left: u32,
+    ) -> bool;
+}
+
+/// The members given each topic's extra in the homogeneous component `comp` (non-empty),
+/// chosen exactly (except with [`Choice::Rotation`]) to use the most gaining cells of
+/// `owners` (previous owners per topic, ascending by partition; only the counts per member
+/// matter), with the route that chose them. Only topics with r_t > 0 are listed, in
+/// `comp.topics` order.
+pub(crate) fn choose_extras(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    choice: Choice<'_>,
+) -> (Vec<TopicExtras>, Route) {
+    let n = comp.members.len();
+    let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+    // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
+    let mut topics: Vec<TopicExtras> = Vec::new();
+    let mut count = vec![0u32; n];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut total_extras = 0u64;
+    for &t in &comp.topics {
+        let partitions = problem.partitions(t);
+        let floor = partitions / n as u32;
+        let extra = partitions % n as u32;
+        if extra == 0 {
+            continue;
+        }
+        total_extras += u64::from(extra);
+        for &(_, m) in &owners[t as usize] {
+            let lm = local(m);
+            if count[lm as usize] == 0 {
+                touched.push(lm);
+            }
+            count[lm as usize] += 1;
+        }
+        let mut gaining: Vec<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&lm| count[lm as usize] > floor)
+            .collect();
+        gaining.sort_unstable();
+        for &lm in &touched {
+            count[lm as usize] = 0;
+        }
+        touched.clear();
+        topics.push(TopicExtras {
+            topic: t,
+            extra,
+            gaining,
+            chosen: Vec::new(),
+        });
+    }
+    let q = (total_extras / n as u64) as u32;
+    let s = (total_extras % n as u64) as u32;
+
+    let no_gain = topics.iter().all(|x| x.gaining.is_empty());
+    let (rotate, mut repair) = match choice {
+        Choice::Rotation => (true, None),
+        Choice::Best => (no_gain, None),
+        Choice::Repaired(repair) => (false, Some(repair)),
+    };
+    let route = if rotate {
+        rotation(&mut topics, n);
+        Route::Rotation
+    } else if greedy_extras(&mut topics, n, q, s, &mut repair) {
+        Route::Greedy
+    } else {
+        solve_extras(&mut topics, n, q, s);
+        Route::Flow
+    };
+
+    (topics, route)
+}
+
 /// How [`assign`] chose the extras (all three are exact; tests check each is exercised).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -271,15 +332,15 @@ pub(crate) enum Route {
 }
 
 /// One topic that has extras (r_t > 0) and the members chosen for them.
-struct TopicExtras {
+pub(crate) struct TopicExtras {
     /// Topic index.
-    topic: u32,
+    pub(crate) topic: u32,
     /// r_t: how many members get f_t + 1 partitions.
     extra: u32,
     /// Local ids of the members owning more than f_t of its partitions, ascending.
     gaining: Vec<u32>,
     /// Local ids of the members given the extra, ascending (filled by the choice).
-    chosen: Vec<u32>,
+    pub(crate) chosen: Vec<u32>,
 }
 
 /// The rotation: topic by topic, the extras go to the next r_t members after a cursor over
@@ -305,7 +366,13 @@ fn rotation(topics: &mut [TopicExtras], n: usize) {
 /// needs non-gaining extras anyway). Tiers: *critical* (need ≥ topics left, so it must take
 /// every remaining topic), gaining and short, not gaining and short, gaining and not short,
 /// the rest; within a tier, larger need minus gaining topics left, larger need, lower id.
-fn greedy_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
+fn greedy_extras(
+    topics: &mut [TopicExtras],
+    n: usize,
+    q: u32,
+    s: u32,
+    repair: &mut Option<&mut dyn Repair>,
+) -> bool {
     let mut gain_left = vec![0u32; n];
     let mut bound_topics = 0u64;
     for x in topics.iter() {
@@ -407,6 +474,27 @@ fn greedy_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
         }
         if !ok {
             break;
+        }
+        if let Some(repair) = repair.as_mut() {
+            if !repair.repair(x.topic, &mut chosen, &keys, &received, q, plus_left) {
+                ok = false;
+                break;
+            }
+            chosen.sort_unstable();
+            chosen.dedup();
+            let above = chosen
+                .iter()
+                .filter(|&&lm| received.get(lm as usize) == Some(&q))
+                .count();
+            if chosen.len() != r
+                || above > plus_left as usize
+                || chosen
+                    .iter()
+                    .any(|&lm| received.get(lm as usize).is_none_or(|&g| g > q))
+            {
+                ok = false;
+                break;
+            }
         }
         chosen.sort_unstable();
         for &lm in &chosen {

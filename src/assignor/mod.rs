@@ -89,6 +89,7 @@ pub trait Assignor: Send + Sync {
     fn assign(&self, spec: &GroupSpec) -> Result<Assignment, SpecError>;
 }
 
+mod aligned;
 mod claims;
 mod classes;
 mod components;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 
+mod aligned;
 mod homogeneous;
 mod mutation;
 mod oracle;

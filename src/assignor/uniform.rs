@@ -72,6 +72,7 @@
 //! Σ_t |Sub(t)| edges and no per-partition node). Classes are built only when some component
 //! needs this module's flow.
 
+use super::aligned;
 use super::claims::previous_owners;
 use super::classes::Classes;
 use super::components::{Component, components};
@@ -113,6 +114,12 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
                 // Every route is exact; which one ran does not matter here.
                 let _ = homogeneous::assign(&problem, &comp, &owners, &mut lists);
             }
+            continue;
+        }
+        if fast
+            && aligned::applies(&problem, &comp, spec.rack_aware)
+            && aligned::assign(&problem, &comp, &owners, &mut lists).is_some()
+        {
             continue;
         }
         let (classes, by_topic) = classes.get_or_insert_with(|| {
