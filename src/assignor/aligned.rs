@@ -53,7 +53,9 @@
 
 use std::collections::BTreeSet;
 
-use super::components::Component;
+use rustc_hash::FxHashMap;
+
+use super::components::{Component, LocalIndex};
 use super::homogeneous::{self, Choice, Repair, Route};
 use super::problem::Problem;
 
@@ -120,7 +122,8 @@ pub(crate) fn assign_as(
     if n == 0 || racks.is_empty() || racks.len() > 64 {
         return None;
     }
-    let local = |m: u32| comp.members.partition_point(|&x| x < m);
+    let index = comp.local_index(problem.members.len());
+    let local = |m: u32| index.get(comp, m);
     let member_bit: Vec<u64> = comp
         .members
         .iter()
@@ -130,6 +133,12 @@ pub(crate) fn assign_as(
         })
         .collect();
 
+    // Replica names are looked up once per partition: a hash map beats comparing strings.
+    let rack_bit: FxHashMap<&str, u64> = racks
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (r, 1u64 << i))
+        .collect();
     // Masks of every partition of the component's topics, and the keepable claims.
     let mut masks: Vec<u64> = Vec::new();
     let mut mask_start: Vec<usize> = Vec::with_capacity(comp.topics.len());
@@ -141,7 +150,7 @@ pub(crate) fn assign_as(
         match &problem.topics[t as usize].replica_racks {
             Some(replicas) => masks.extend(replicas.iter().map(|names| {
                 names.iter().fold(0u64, |mask, name| {
-                    mask | racks.binary_search(&name.as_str()).map_or(0, |i| 1u64 << i)
+                    mask | rack_bit.get(name.as_str()).copied().unwrap_or(0)
                 })
             })),
             None => masks.resize(start + count, 0),
@@ -162,6 +171,7 @@ pub(crate) fn assign_as(
     let mut fit = Fit {
         problem,
         comp,
+        index: &index,
         masks: &masks,
         mask_start: &mask_start,
         keepable: &keepable,
@@ -176,6 +186,8 @@ pub(crate) fn assign_as(
         supply: Vec::new(),
         room_base: vec![0; racks.len()],
         room: vec![0; racks.len()],
+        supply_try: Vec::new(),
+        room_try: Vec::new(),
         rack_size: rack_sizes(&member_bit, racks.len()),
         flow: Transport::default(),
         check: variant != Variant::NoTransportCheck,
@@ -215,6 +227,7 @@ pub(crate) fn assign_as(
         let topic_masks = &masks[mask_start[i]..mask_start[i] + count];
         let placed = deal.topic(
             comp,
+            &index,
             t,
             topic_masks,
             &keepable[t as usize],
@@ -252,6 +265,7 @@ impl Deal {
     fn topic(
         &mut self,
         comp: &Component,
+        index: &LocalIndex,
         t: u32,
         masks: &[u64],
         keepable: &[(i32, u32)],
@@ -276,7 +290,7 @@ impl Deal {
                 && claimed == p
             {
                 claims.next();
-                let lm = comp.members.partition_point(|&x| x < m);
+                let lm = index.get(comp, m);
                 if self.room[lm] > 0 {
                     self.room[lm] -= 1;
                     lists[m as usize].push((t, p));
@@ -466,6 +480,17 @@ impl Transport {
     }
 }
 
+/// What one member's extra changes for the small flow (see [`Fit`]).
+#[derive(Clone, Copy)]
+enum Effect {
+    /// It keeps one more of its own partitions: one fewer left over in this group.
+    Keeps(usize),
+    /// It has one more place, in this rack.
+    Room(usize),
+    /// Neither (its kept partition or its place cannot be aligned anyway).
+    Nothing,
+}
+
 /// How many members run in each rack.
 fn rack_sizes(member_bit: &[u64], racks: usize) -> Vec<u64> {
     let mut size = vec![0u64; racks];
@@ -491,6 +516,7 @@ const MAX_EXCHANGES: usize = 64;
 struct Fit<'a, 'p> {
     problem: &'a Problem<'p>,
     comp: &'a Component,
+    index: &'a LocalIndex,
     masks: &'a [u64],
     mask_start: &'a [usize],
     keepable: &'a [Vec<(i32, u32)>],
@@ -511,6 +537,9 @@ struct Fit<'a, 'p> {
     /// Room per rack in the base, and with the current choice.
     room_base: Vec<u64>,
     room: Vec<u64>,
+    /// Scratch copies of `supply` and `room` for a trial exchange.
+    supply_try: Vec<u64>,
+    room_try: Vec<u64>,
     rack_size: Vec<u64>,
     flow: Transport,
     /// Off only in [`Variant::NoTransportCheck`]: every choice is accepted.
@@ -535,7 +564,7 @@ impl Fit<'_, '_> {
                 && claimed as usize == p
             {
                 claims.next();
-                let lm = self.comp.members.partition_point(|&x| x < m);
+                let lm = self.index.get(self.comp, m);
                 if self.count[lm] == 0 {
                     self.touched.push(lm as u32);
                 }
@@ -564,21 +593,68 @@ impl Fit<'_, '_> {
         floor
     }
 
-    /// Whether the left-over alignable partitions fit with `chosen` having the extras.
-    fn fits(&mut self, chosen: &[u32], floor: u32) -> bool {
+    /// Sets `supply` and `room` to the left-over partitions and room with `chosen` having
+    /// the extras.
+    fn tally(&mut self, chosen: &[u32], floor: u32) {
         self.supply.clone_from(&self.group_base);
         self.room.clone_from(&self.room_base);
         for &lm in chosen {
-            let lm = lm as usize;
-            if self.count[lm] > floor {
-                if let Ok(g) = self.group_masks.binary_search(&self.marginal[lm]) {
-                    self.supply[g] -= 1;
-                }
-            } else if self.member_bit[lm] != 0 {
-                self.room[self.member_bit[lm].trailing_zeros() as usize] += 1;
-            }
+            Self::apply(
+                self.effect(lm as usize, floor),
+                1,
+                &mut self.supply,
+                &mut self.room,
+            );
         }
+    }
+
+    /// What giving `lm` the extra changes: one fewer left-over partition in a group, one more
+    /// place in a rack, or nothing the small flow sees.
+    fn effect(&self, lm: usize, floor: u32) -> Effect {
+        if self.count[lm] > floor {
+            match self.group_masks.binary_search(&self.marginal[lm]) {
+                Ok(g) => Effect::Keeps(g),
+                Err(_) => Effect::Nothing,
+            }
+        } else if self.member_bit[lm] != 0 {
+            Effect::Room(self.member_bit[lm].trailing_zeros() as usize)
+        } else {
+            Effect::Nothing
+        }
+    }
+
+    /// Applies `effect` once (`sign` 1) or undoes it (`sign` −1).
+    fn apply(effect: Effect, sign: i64, supply: &mut [u64], room: &mut [u64]) {
+        match effect {
+            Effect::Keeps(g) => supply[g] = supply[g].wrapping_sub(sign as u64),
+            Effect::Room(r) => room[r] = room[r].wrapping_add(sign as u64),
+            Effect::Nothing => {}
+        }
+    }
+
+    /// Whether the left-over alignable partitions fit as tallied.
+    fn fits_now(&mut self) -> bool {
         self.flow.solve(&self.group_masks, &self.supply, &self.room)
+    }
+
+    /// Whether they would fit with `out` giving its extra to `into`.
+    fn fits_with(&mut self, out: usize, into: usize, floor: u32) -> bool {
+        self.supply_try.clone_from(&self.supply);
+        self.room_try.clone_from(&self.room);
+        Self::apply(
+            self.effect(out, floor),
+            -1,
+            &mut self.supply_try,
+            &mut self.room_try,
+        );
+        Self::apply(
+            self.effect(into, floor),
+            1,
+            &mut self.supply_try,
+            &mut self.room_try,
+        );
+        self.flow
+            .solve(&self.group_masks, &self.supply_try, &self.room_try)
     }
 
     /// Whether giving `lm` the extra adds room or removes a left-over partition within the
@@ -648,10 +724,8 @@ impl Fit<'_, '_> {
                     if above > plus_left {
                         continue;
                     }
-                    chosen[pos] = in_lm as u32;
-                    let fits = self.fits(chosen, floor);
+                    let fits = self.fits_with(out_lm, in_lm, floor);
                     let left = if fits { 0 } else { self.flow.unplaced };
-                    chosen[pos] = out_lm as u32;
                     if best.is_none_or(|(b, _, _)| left < b) {
                         best = Some((left, pos, in_lm));
                         if left == 0 {
@@ -663,16 +737,29 @@ impl Fit<'_, '_> {
             let Some((left, pos, in_lm)) = best.filter(|&(left, _, _)| left < unplaced) else {
                 break;
             };
-            self.chosen_mark[chosen[pos] as usize] = false;
+            let out_lm = chosen[pos] as usize;
+            self.chosen_mark[out_lm] = false;
             self.chosen_mark[in_lm] = true;
             chosen[pos] = in_lm as u32;
+            Self::apply(
+                self.effect(out_lm, floor),
+                -1,
+                &mut self.supply,
+                &mut self.room,
+            );
+            Self::apply(
+                self.effect(in_lm, floor),
+                1,
+                &mut self.supply,
+                &mut self.room,
+            );
             unplaced = left;
             if left == 0 {
                 accepted = true;
                 break;
             }
             // Recompute the reached racks for the choice now made.
-            let _ = self.fits(chosen, floor);
+            let _ = self.fits_now();
         }
         for &lm in chosen.iter() {
             self.chosen_mark[lm as usize] = false;
@@ -710,8 +797,9 @@ impl Repair for Fit<'_, '_> {
             return false;
         };
         let floor = self.base(i, topic);
+        self.tally(chosen, floor);
         let accepted =
-            self.fits(chosen, floor) || self.exchange(chosen, floor, keys, received, q, plus_left);
+            self.fits_now() || self.exchange(chosen, floor, keys, received, q, plus_left);
         for &lm in &self.touched {
             self.count[lm as usize] = 0;
         }

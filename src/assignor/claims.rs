@@ -7,12 +7,23 @@
 
 use super::problem::Problem;
 
+/// No claim on this partition yet.
+const UNCLAIMED: u32 = u32::MAX;
+/// Two or more distinct members claim it at the highest generation seen.
+const TIED: u32 = u32::MAX - 1;
+
 /// For every topic (by index in [`Problem::topics`]), its partitions that have a previous
 /// owner, as `(partition, member index)` ascending by partition.
+///
+/// One slot per partition of every claimed topic holds the best claim so far (generation,
+/// member, or tied), so the cost is O(claims + partitions of claimed topics) and the result
+/// does not depend on the order in which claims are read: the highest generation wins, and a
+/// second distinct member at that generation makes it a tie, whichever comes first (a
+/// member's claims all carry its one generation, so a member never ties with itself).
 pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
-    // (topic, partition, generation, member): sorting groups each partition's claims with the
-    // highest generation last, independent of input order.
-    let mut claims: Vec<(u32, i32, i32, u32)> = Vec::new();
+    let mut claims: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
+    // Per claimed topic, lazily: for every partition, (generation, owner or UNCLAIMED/TIED).
+    let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     for (m, member) in problem.members.iter().enumerate() {
         let m = m as u32;
         for owned in &member.owned {
@@ -23,32 +34,31 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
                 continue;
             }
             let count = problem.topics[t as usize].partitions;
+            let slot = &mut slots[t as usize];
             for &p in &owned.partitions {
-                if p >= 0 && i64::from(p) < count {
-                    claims.push((t, p, member.generation, m));
+                if p < 0 || i64::from(p) >= count {
+                    continue;
+                }
+                if slot.is_empty() {
+                    slot.resize(count as usize, (i32::MIN, UNCLAIMED));
+                }
+                let (generation, owner) = &mut slot[p as usize];
+                if *owner == UNCLAIMED || member.generation > *generation {
+                    *generation = member.generation;
+                    *owner = m;
+                } else if member.generation == *generation && *owner != m {
+                    *owner = TIED;
                 }
             }
         }
     }
-    claims.sort_unstable();
-    claims.dedup();
-    let mut owners: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
-    let mut i = 0;
-    while i < claims.len() {
-        let (t, p, _, _) = claims[i];
-        let mut j = i;
-        while j < claims.len() && claims[j].0 == t && claims[j].1 == p {
-            j += 1;
-        }
-        // claims[i..j] are this partition's, the highest generation last; after dedup a
-        // member appears once per generation, so two entries at the top generation are two
-        // distinct members (or one member claiming at two generations, which cannot tie).
-        let (_, _, top_gen, owner) = claims[j - 1];
-        let tied = j - 1 > i && claims[j - 2].2 == top_gen;
-        if !tied {
-            owners[t as usize].push((p, owner));
-        }
-        i = j;
+    for (t, slot) in slots.into_iter().enumerate() {
+        claims[t] = slot
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, (_, owner))| owner != UNCLAIMED && owner != TIED)
+            .map(|(p, (_, owner))| (p as i32, owner))
+            .collect();
     }
-    owners
+    claims
 }

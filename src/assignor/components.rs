@@ -76,3 +76,38 @@ pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
     }
     out
 }
+
+/// Member index → position in one component's `members`, for hot loops: a dense table when
+/// the component holds a good share of the group's members, binary search otherwise (so that
+/// many small components never cost a table of the whole group each).
+pub(crate) enum LocalIndex {
+    /// `table[m]` is m's position (`u32::MAX` for members of other components).
+    Dense(Vec<u32>),
+    /// Positions found by binary search in the component's sorted `members`.
+    Search,
+}
+
+impl Component {
+    /// The [`LocalIndex`] of this component in a group of `members` members.
+    pub fn local_index(&self, members: usize) -> LocalIndex {
+        if self.members.len() * 16 < members {
+            return LocalIndex::Search;
+        }
+        let mut table = vec![u32::MAX; members];
+        for (i, &m) in self.members.iter().enumerate() {
+            table[m as usize] = i as u32;
+        }
+        LocalIndex::Dense(table)
+    }
+}
+
+impl LocalIndex {
+    /// The position of member `m` (a member of `comp`) in `comp.members`.
+    #[inline]
+    pub fn get(&self, comp: &Component, m: u32) -> usize {
+        match self {
+            LocalIndex::Dense(table) => table[m as usize] as usize,
+            LocalIndex::Search => comp.members.partition_point(|&x| x < m),
+        }
+    }
+}

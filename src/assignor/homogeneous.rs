@@ -157,7 +157,8 @@ fn assign_choosing(
         return Route::Rotation;
     }
     reserve(problem, comp, lists);
-    let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+    let index = comp.local_index(problem.members.len());
+    let local = |m: u32| index.get(comp, m) as u32;
     let choice = if rotation_only {
         Choice::Rotation
     } else {
@@ -260,7 +261,8 @@ pub(crate) fn choose_extras(
     choice: Choice<'_>,
 ) -> (Vec<TopicExtras>, Route) {
     let n = comp.members.len();
-    let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+    let index = comp.local_index(problem.members.len());
+    let local = |m: u32| index.get(comp, m) as u32;
     // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
     let mut topics: Vec<TopicExtras> = Vec::new();
     let mut count = vec![0u32; n];

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use super::{Assignment, GroupSpec, MemberSpec, TopicSpec};
 use crate::ids::MemberId;
 
@@ -17,6 +19,8 @@ pub(crate) struct Problem<'a> {
     pub subscribers: Vec<Vec<u32>>,
     /// For every member, the indices of the existing topics it subscribes to, ascending.
     pub subscriptions: Vec<Vec<u32>>,
+    /// Topic name → index: only looked up, never iterated, so its order cannot leak.
+    topic_ids: FxHashMap<&'a str, u32>,
 }
 
 impl<'a> Problem<'a> {
@@ -31,7 +35,14 @@ impl<'a> Problem<'a> {
             topics,
             subscribers: Vec::new(),
             subscriptions: Vec::new(),
+            topic_ids: FxHashMap::default(),
         };
+        problem.topic_ids = problem
+            .topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i as u32))
+            .collect();
         let mut subscribers = vec![Vec::new(); problem.topics.len()];
         let mut subscriptions = Vec::with_capacity(problem.members.len());
         for (m, member) in problem.members.iter().enumerate() {
@@ -54,10 +65,7 @@ impl<'a> Problem<'a> {
 
     /// The index of the topic named `name`, if it exists.
     pub fn topic_index(&self, name: &str) -> Option<u32> {
-        self.topics
-            .binary_search_by(|t| t.name.as_str().cmp(name))
-            .ok()
-            .map(|i| i as u32)
+        self.topic_ids.get(name).copied()
     }
 
     /// Whether member `m` subscribes to topic `t`.
