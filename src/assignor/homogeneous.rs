@@ -237,13 +237,17 @@ pub(crate) trait Repair {
     /// ranking of every member, in no particular order: a non-zero key is an eligible member,
     /// with its local id in the low 32 bits inverted (`u32::MAX − lm`), larger keys ranked
     /// first. `received[lm]` is how many extras lm has so far, and at most `plus_left` of the
-    /// chosen may have exactly `q` (the greedy checks every returned choice again).
+    /// chosen may have exactly `q`. The repair may also move an extra of an `earlier` topic
+    /// from one member to another, updating `received` (each `chosen` stays ascending); the
+    /// greedy checks every returned choice again and its bound at the end.
+    #[allow(clippy::too_many_arguments)]
     fn repair(
         &mut self,
         topic: u32,
         chosen: &mut Vec<u32>,
+        earlier: &mut [TopicExtras],
         keys: &[u64],
-        received: &[u32],
+        received: &mut [u32],
         q: u32,
         plus_left: u32,
     ) -> bool;
@@ -309,17 +313,44 @@ pub(crate) fn choose_extras(
         Choice::Best => (no_gain, None),
         Choice::Repaired(repair) => (false, Some(repair)),
     };
-    let route = if rotate {
+    if rotate {
         rotation(&mut topics, n);
-        Route::Rotation
-    } else if greedy_extras(&mut topics, n, q, s, &mut repair) {
-        Route::Greedy
-    } else {
-        solve_extras(&mut topics, n, q, s);
-        Route::Flow
+        return (topics, Route::Rotation);
+    }
+    // A repair refusing topic i means the choices made for the topics before it left no
+    // acceptable one: the greedy runs again with topic i first, where it is least constrained
+    // (at most MAX_REORDERS times; the order only steers the heuristic, the checks decide).
+    let mut reorders = 0;
+    let route = loop {
+        match greedy_extras(&mut topics, n, q, s, &mut repair) {
+            Greedy::Met => break Route::Greedy,
+            Greedy::Refused(i) if reorders < MAX_REORDERS => {
+                let x = topics.remove(i);
+                topics.insert(0, x);
+                reorders += 1;
+            }
+            Greedy::Refused(_) | Greedy::Missed => {
+                topics.sort_unstable_by_key(|x| x.topic);
+                solve_extras(&mut topics, n, q, s);
+                break Route::Flow;
+            }
+        }
     };
-
+    topics.sort_unstable_by_key(|x| x.topic);
     (topics, route)
+}
+
+/// How many times [`choose_extras`] runs the greedy again after a [`Repair`] refused.
+const MAX_REORDERS: usize = 8;
+
+/// The outcome of one run of [`greedy_extras`].
+enum Greedy {
+    /// A valid choice meeting the upper bound (every repair accepted).
+    Met,
+    /// The bound was missed or the choice was invalid.
+    Missed,
+    /// The repair refused the topic at this position.
+    Refused(usize),
 }
 
 /// How [`assign`] chose the extras (all three are exact; tests check each is exercised).
@@ -358,8 +389,9 @@ fn rotation(topics: &mut [TopicExtras], n: usize) {
 }
 
 /// A greedy choice of extras that is used only when it provably uses the most gaining cells:
-/// it returns `false` (leaving every `chosen` empty) unless its result is a valid y (column
-/// sums r_t, row sums q or q + 1) meeting the upper bound of the module docs.
+/// it returns [`Greedy::Met`] only when its result is a valid y (column sums r_t, row sums q
+/// or q + 1) meeting the upper bound of the module docs, and otherwise leaves every `chosen`
+/// empty.
 ///
 /// Topics in order give their r_t extras to the members that rank highest. A member may take
 /// an extra while it has fewer than q, or exactly q while fewer than s members went above q.
@@ -374,7 +406,7 @@ fn greedy_extras(
     q: u32,
     s: u32,
     repair: &mut Option<&mut dyn Repair>,
-) -> bool {
+) -> Greedy {
     let mut gain_left = vec![0u32; n];
     let mut bound_topics = 0u64;
     for x in topics.iter() {
@@ -394,8 +426,11 @@ fn greedy_extras(
     let mut keys: Vec<u64> = Vec::with_capacity(n);
     let mut used = 0u64;
     let mut ok = true;
+    let mut refused = None;
     let k = topics.len() as u64;
-    for (i, x) in topics.iter_mut().enumerate() {
+    for i in 0..topics.len() {
+        let (earlier, rest) = topics.split_at_mut(i);
+        let x = &mut rest[0];
         let topics_left = k - i as u64;
         for &lm in &x.gaining {
             gaining_flag[lm as usize] = true;
@@ -478,10 +513,21 @@ fn greedy_extras(
             break;
         }
         if let Some(repair) = repair.as_mut() {
-            if !repair.repair(x.topic, &mut chosen, &keys, &received, q, plus_left) {
+            if !repair.repair(
+                x.topic,
+                &mut chosen,
+                earlier,
+                &keys,
+                &mut received,
+                q,
+                plus_left,
+            ) {
+                refused = Some(i);
                 ok = false;
                 break;
             }
+            // An exchange across topics may have moved earlier extras.
+            plus_left = s.saturating_sub(received.iter().filter(|&&g| g > q).count() as u32);
             chosen.sort_unstable();
             chosen.dedup();
             let above = chosen
@@ -524,12 +570,15 @@ fn greedy_extras(
         }
     }
     if ok && used == bound && received.iter().all(|&got| got == q || got == q + 1) {
-        return true;
+        return Greedy::Met;
     }
     for x in topics.iter_mut() {
         x.chosen.clear();
     }
-    false
+    match refused {
+        Some(i) => Greedy::Refused(i),
+        None => Greedy::Missed,
+    }
 }
 
 /// The min-cost flow of the module docs: exact in every case.

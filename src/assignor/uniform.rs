@@ -58,6 +58,11 @@
 //!   everything. It may pick a different optimum than this module's flow (its tie rule is in
 //!   its docs); objectives 1–5 are the same.
 //!
+//! *Homogeneous components with rack alignment.* [`super::aligned`] certifies a result when
+//! it aligns every partition that any member could align and keeps the most that any such
+//! assignment could keep (bounds it computes from the keepable claims); when its check fails
+//! it writes nothing and this module's flow runs.
+//!
 //! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
 //! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
 //! it). Elsewhere it would pass at most one unit from the topic pool to the member, so an

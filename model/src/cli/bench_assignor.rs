@@ -105,6 +105,11 @@ pub struct BenchAssignorArgs {
     /// Timed runs per case after the warm-up (fewer for cases slower than a second).
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Join and leave rows start both assignors from the measured assignor's stable
+    /// assignment, instead of each from its own: the same input, so the ratio compares the
+    /// algorithms rather than the sizes of their earlier outputs.
+    #[arg(long)]
+    shared_input: bool,
 }
 
 /// One measured case.
@@ -197,8 +202,14 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
                                     },
                                     if racks { "on" } else { "off" }
                                 );
-                                let row =
-                                    measure_mode(&name, &full, mode, assignor.as_ref(), runs)?;
+                                let row = measure_mode(
+                                    &name,
+                                    &full,
+                                    mode,
+                                    assignor.as_ref(),
+                                    runs,
+                                    args.shared_input,
+                                )?;
                                 print_row(&row, args.json, first);
                                 first = false;
                                 rows.push(row);
@@ -360,10 +371,15 @@ fn measure_mode(
     mode: Mode,
     assignor: &dyn Assignor,
     runs: usize,
+    shared_input: bool,
 ) -> Result<Row, Failure> {
-    // Each assignor starts from its own stable assignment.
+    // Each assignor starts from its own stable assignment, unless the input is shared.
     let spec = incremental(full, mode, assignor)?;
-    let base = incremental(full, mode, &UniformV1)?;
+    let base = if shared_input {
+        spec.clone()
+    } else {
+        incremental(full, mode, &UniformV1)?
+    };
     row(name, &spec, (&spec, assignor), (&base, &UniformV1), runs)
 }
 
