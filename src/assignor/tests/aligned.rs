@@ -10,6 +10,7 @@ use super::super::homogeneous::Route;
 use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
+use super::homogeneous::small_enough;
 use super::oracle::{Rng, brute_force, feed_back, score, shuffle};
 use super::{member, topic};
 
@@ -109,16 +110,6 @@ fn with_variant(spec: &GroupSpec, variant: Variant) -> Option<Assignment> {
         }
     }
     Some(problem.assignment(lists))
-}
-
-fn small_enough(spec: &GroupSpec, limit: f64) -> bool {
-    let problem = Problem::new(spec);
-    (0..problem.topics.len() as u32)
-        .map(|t| {
-            (problem.subscribers[t as usize].len().max(1) as f64).powi(problem.partitions(t) as i32)
-        })
-        .product::<f64>()
-        <= limit
 }
 
 /// Counts of (certified, given up) components over the specs checked.

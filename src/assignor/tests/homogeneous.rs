@@ -124,7 +124,8 @@ fn random_homogeneous(rng: &mut Rng, members: u64, topics: u64, kind: u64) -> Gr
     spec
 }
 
-fn small_enough(spec: &GroupSpec, limit: f64) -> bool {
+/// Whether brute force over `spec` tries at most `limit` assignments (Π |Sub(t)|^P_t).
+pub(super) fn small_enough(spec: &GroupSpec, limit: f64) -> bool {
     let problem = Problem::new(spec);
     (0..problem.topics.len() as u32)
         .map(|t| {
