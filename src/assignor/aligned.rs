@@ -76,6 +76,8 @@ mod transport;
 
 use super::problem::Problem;
 use fit::Fit;
+#[cfg(test)]
+pub(crate) use fit::tally;
 use transport::Transport;
 
 /// The most distinct rack masks among a topic's left-over alignable partitions that the small

@@ -327,7 +327,13 @@ pub(crate) fn choose_extras(
     let mut reorders = 0;
     let route = loop {
         match greedy_extras(&mut topics, n, q, s, &mut repair) {
-            Greedy::Met => break Route::Greedy,
+            Greedy::Met => {
+                #[cfg(test)]
+                if reorders > 0 {
+                    super::aligned::tally::add(super::aligned::tally::REORDERED);
+                }
+                break Route::Greedy;
+            }
             Greedy::Refused(i) if reorders < MAX_REORDERS => {
                 let x = topics.remove(i);
                 topics.insert(0, x);

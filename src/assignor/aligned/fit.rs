@@ -459,9 +459,17 @@ impl Repair for Fit<'_, '_> {
         let mut accepted = false;
         for _ in 0..MAX_EXCHANGES {
             let step = match self.within(chosen, received, q, plus_left, unplaced) {
-                Some(step) => Some(step),
+                Some(step) => {
+                    #[cfg(test)]
+                    tally::add(tally::WITHIN);
+                    Some(step)
+                }
                 None => {
                     let step = self.across(chosen, earlier, received, unplaced);
+                    #[cfg(test)]
+                    if step.is_some() {
+                        tally::add(tally::ACROSS);
+                    }
                     if let Some((_, pos, into)) = step {
                         // `into` gave up an earlier extra to `out`: recount the members
                         // above q among the two.
@@ -494,5 +502,37 @@ impl Repair for Fit<'_, '_> {
             self.chosen_mark[lm as usize] = false;
         }
         accepted
+    }
+}
+
+/// Test-only counts of the repair's successful exchanges on the current thread, so that tests
+/// can show that each kind does work (tests run one per thread).
+#[cfg(test)]
+pub(crate) mod tally {
+    use std::cell::Cell;
+
+    /// Index of exchanges within a topic.
+    pub(crate) const WITHIN: usize = 0;
+    /// Index of exchanges across topics.
+    pub(crate) const ACROSS: usize = 1;
+    /// Index of greedy runs that met their bound after a refused topic was moved first.
+    pub(crate) const REORDERED: usize = 2;
+
+    thread_local! {
+        static COUNTS: Cell<[usize; 3]> = const { Cell::new([0; 3]) };
+    }
+
+    /// Counts one event of kind `k`.
+    pub(crate) fn add(k: usize) {
+        COUNTS.with(|c| {
+            let mut v = c.get();
+            v[k] += 1;
+            c.set(v);
+        });
+    }
+
+    /// The counts so far on this thread.
+    pub(crate) fn get() -> [usize; 3] {
+        COUNTS.with(Cell::get)
     }
 }
