@@ -121,3 +121,81 @@ impl Transport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Transport;
+
+    /// The maximum flow by its min-cut formula: over every set Q of racks kept on the source
+    /// side, the capacity of Q plus the supply of the groups whose masks are not within Q.
+    fn min_cut(masks: &[u64], supply: &[u64], capacity: &[u64]) -> u64 {
+        (0u64..1 << capacity.len())
+            .map(|q| {
+                let racks: u64 = (0..capacity.len())
+                    .filter(|r| q >> r & 1 == 1)
+                    .map(|r| capacity[r])
+                    .sum();
+                let groups: u64 = masks
+                    .iter()
+                    .zip(supply)
+                    .filter(|&(&m, _)| m & !q != 0)
+                    .map(|(_, &s)| s)
+                    .sum();
+                racks + groups
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_flow_is_maximum_and_respects_masks_and_capacities() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let (mut fitted, mut short) = (0, 0);
+        for _ in 0..3000 {
+            let racks = 1 + next(4) as usize;
+            let groups = 1 + next(6) as usize;
+            let masks: Vec<u64> = (0..groups).map(|_| 1 + next((1 << racks) - 1)).collect();
+            let supply: Vec<u64> = (0..groups).map(|_| next(5)).collect();
+            let capacity: Vec<u64> = (0..racks).map(|_| next(6)).collect();
+            let mut flow = Transport::default();
+            let fits = flow.solve(&masks, &supply, &capacity);
+            let total: u64 = supply.iter().sum();
+            let best = min_cut(&masks, &supply, &capacity);
+            assert_eq!(fits, best == total, "{masks:?} {supply:?} {capacity:?}");
+            if !fits {
+                short += 1;
+                assert_eq!(
+                    flow.unplaced,
+                    total - best,
+                    "{masks:?} {supply:?} {capacity:?}"
+                );
+                continue;
+            }
+            fitted += 1;
+            for (g, &mask) in masks.iter().enumerate() {
+                let sent: u64 = (0..racks).map(|r| flow.amount[g * racks + r]).sum();
+                assert_eq!(sent, supply[g]);
+                for r in 0..racks {
+                    assert!(flow.amount[g * racks + r] == 0 || mask >> r & 1 == 1);
+                }
+            }
+            for (r, &cap) in capacity.iter().enumerate() {
+                let got: u64 = (0..groups).map(|g| flow.amount[g * racks + r]).sum();
+                assert!(
+                    got <= cap,
+                    "rack {r} over capacity: {masks:?} {supply:?} {capacity:?}"
+                );
+            }
+        }
+        assert!(
+            fitted > 300 && short > 300,
+            "fitted {fitted}, short {short}"
+        );
+    }
+}

@@ -572,3 +572,48 @@ const SECOND_SELECTION: &str = r#"{"rack_aware":true,"topics":[{"name":"T0","par
  {"id":"M07","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[10]},{"topic":"T2","partitions":[7]},{"topic":"T3","partitions":[11,12]},{"topic":"T4","partitions":[7]}],"generation":10},
  {"id":"M08","subscriptions":["T0","T1","T2","T3","T4"],"owned":[{"topic":"T0","partitions":[11]},{"topic":"T2","partitions":[8]},{"topic":"T3","partitions":[13,14]},{"topic":"T4","partitions":[8]}],"generation":10}
 ]}"#;
+
+#[test]
+fn many_small_components_use_the_searched_index() {
+    // 40 members in 20 buckets of two (each bucket its own topic): every component holds
+    // under a sixteenth of the group, so the fast paths find local positions by binary
+    // search instead of a table. Owners and racks vary; objective values must equal the
+    // class flow's, and every member must get its share.
+    let mut rng = Rng(71);
+    for case in 0..40 {
+        let racked = case % 2 == 1;
+        let mut spec = GroupSpec {
+            rack_aware: racked,
+            topics: Vec::new(),
+            members: Vec::new(),
+        };
+        for b in 0..20 {
+            let name = format!("T{b:02}");
+            let mut t = topic(&name, 1 + rng.below(7) as i64);
+            if racked {
+                t.replica_racks = Some(
+                    (0..t.partitions)
+                        .map(|_| vec![["a", "b"][rng.below(2) as usize].to_owned()])
+                        .collect(),
+                );
+            }
+            for i in 0..2 {
+                let mut m = member(&format!("M{b:02}{i}"), &[name.as_str()]);
+                if racked {
+                    m.rack = Some(["a", "b"][i].to_owned());
+                }
+                let parts: Vec<i32> = (0..t.partitions as i32)
+                    .filter(|_| rng.below(2) == 0)
+                    .collect();
+                m = owning(m, &name, &parts, rng.below(2) as i32);
+                spec.members.push(m);
+            }
+            spec.topics.push(t);
+        }
+        let fast = UniformV2.assign(&spec).unwrap();
+        let flow = assign_with(&spec, false).unwrap();
+        let got = score(&spec, &fast);
+        assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
+        assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
+    }
+}
