@@ -17,8 +17,9 @@
 //!   c → node(o,t)                   cost (0,0,−[rack(o)∈R],−1)     keep with the owner
 //!   c → rack pool (t,r), r ∈ R      cost (0,0,−1,0)                aligned elsewhere
 //!   c → topic pool t                cost 0                          anywhere
+//!   topic pool t → rack pool (t,r)  every rack r of a subscriber
 //!   rack pool (t,r) → node(m,t)     m ∈ Sub(t) in rack r
-//!   topic pool t → node(m,t)        m ∈ Sub(t)
+//!   topic pool t → node(m,t)        m ∈ Sub(t) in no rack pool of t
 //!   node(m,t) → sink                cap f_t, cost (−1,0,0,0)        the spread floor
 //!   node(m,t) → member m            cap 1                           the one extra
 //!   member m → sink                 convex: k-th unit (0, 2(B_m+k)−1, 0, 0)
@@ -29,14 +30,23 @@
 //! fills all floors (component 0), then minimises Σ_m (B_m+e_m)² − B_m² = Σ load² − const
 //! (component 1), then maximises aligned partitions (component 2), then kept partitions
 //! (component 3). Every valid spread assignment maps to a flow of equal cost (route a kept
-//! partition on its owner edge, an aligned one through a matching rack pool, the rest through
-//! the topic pool), and every integral flow maps back to an assignment whose true cost is no
-//! worse (a unit routed through a pool to its owner or to an aligned member only gains), so
-//! an optimal flow gives a lexicographically optimal assignment. The solver is exact
-//! (primal–dual with potentials, no negative residual cycle at the end).
+//! partition on its owner edge, an aligned one through the rack pool of its member's rack,
+//! the rest through the topic pool, which reaches every subscriber: through its rack pool
+//! when it has one), and every integral flow maps back to an assignment whose true cost is
+//! no worse (a unit routed through a pool to its owner, or through the topic pool to an
+//! aligned member, only gains), so an optimal flow gives a lexicographically optimal
+//! assignment. The solver is exact (primal–dual with potentials, no negative residual cycle
+//! at the end).
 //!
-//! *Back to partitions.* Pool flows are matched to class flows in class order and member
-//! order; within a class, members by ascending id take the lowest partition numbers first.
+//! Each subscriber is reached from exactly one pool of each topic (its rack's, else the
+//! topic pool): with rack alignment on, an (m,t) node is then needed only for a floor or an
+//! owner edge, not to merge a rack pool with the topic pool. (The former layout fed every
+//! subscriber from both; on racked groups with f_t = 0 it needed an (m,t) node per
+//! subscription, 40× the nodes of the same group without racks.)
+//!
+//! *Back to partitions.* Pools are matched in node order (a topic pool before its rack
+//! pools, which it hands units on to); pool flows are matched to class flows in class order
+//! and member order; within a class, members by ascending id take the lowest partition numbers first.
 //! Everything iterates over the [canonical](super::problem) order, so input order never leaks
 //! into the result (objective 6). If the input assignment is already optimal for 1–4 and is
 //! given back as `owned`, keeping everything is optimal for 5, so it comes back unchanged.
@@ -59,9 +69,9 @@
 //!   its docs); objectives 1–5 are the same.
 //!
 //! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
-//! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
-//! it). Elsewhere it would pass at most one unit from the topic pool to the member, so an
-//! edge topic pool → member of capacity 1 replaces it: the same flows, the same costs.
+//! reached other than through its one pool (it owns a class of t). Elsewhere it would pass
+//! at most one unit from that pool to the member, so an edge pool → member of capacity 1
+//! replaces it: the same flows, the same costs.
 //!
 //! *Complexity.* Classes: O(P log P). Network: V = classes + pools + needed (m,t) nodes +
 //! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
@@ -138,6 +148,15 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
     Ok(problem.assignment(lists))
 }
 
+/// Where a pool's outgoing edge leads.
+#[derive(Clone, Copy)]
+enum Target {
+    /// A subscriber (through its (m,t) node or straight to its member node).
+    Member(u32),
+    /// A rack pool fed by its topic pool.
+    Pool(u32),
+}
+
 /// The closed form for a homogeneous component with nothing to keep and nothing to align.
 fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
     let mut cursor = 0usize;
@@ -188,6 +207,7 @@ fn solve(
         .collect();
 
     // Node numbering, in topological order: source, classes, pools, (m,t) nodes, members, sink.
+    // Per topic: its topic pool, then its rack pools (the topic pool feeds them).
     let source = 0u32;
     let class_base = 1u32;
     let mut next = class_base + ids.len() as u32;
@@ -196,6 +216,8 @@ fn solve(
     let mut topic_pool = vec![u32::MAX; n_topics];
     let any_rack = ids.iter().any(|&i| !classes.classes[i].racks.is_empty());
     for (lt, &t) in comp.topics.iter().enumerate() {
+        topic_pool[lt] = next;
+        next += 1;
         if any_rack {
             let mut present: Vec<u32> = problem.subscribers[t as usize]
                 .iter()
@@ -208,13 +230,24 @@ fn solve(
                 next += 1;
             }
         }
-        topic_pool[lt] = next;
-        next += 1;
     }
-    // (m,t) nodes exist only where needed: a subscriber with a floor to fill, or one that can
-    // be reached other than through the topic pool (owner edge, rack pool). Elsewhere f_t = 0
-    // and the node would only pass one unit from the topic pool to the member, so the topic
-    // pool links straight to the member with capacity 1.
+    // The one pool a subscriber of a topic is reached from: its rack's, else the topic pool.
+    let entry = |m: u32, lt: usize| -> u32 {
+        if !any_rack {
+            return topic_pool[lt];
+        }
+        match classes.member_rack[m as usize] {
+            Some(r) => match rack_pool[lt].binary_search_by_key(&r, |&(r, _)| r) {
+                Ok(j) => rack_pool[lt][j].1,
+                Err(_) => topic_pool[lt],
+            },
+            None => topic_pool[lt],
+        }
+    };
+    // (m,t) nodes exist only where needed: a subscriber with a floor to fill, or an owner of a
+    // class of t (reached by its owner edge besides its pool). Elsewhere f_t = 0 and the node
+    // would only pass one unit from the member's one pool to the member, so that pool links
+    // straight to the member with capacity 1.
     let mut class_start = 0;
     let mut pair_base = Vec::with_capacity(n_topics);
     let mut pair_members: Vec<Vec<u32>> = Vec::with_capacity(n_topics);
@@ -227,13 +260,6 @@ fn solve(
             while class_start < ids.len() && classes.classes[ids[class_start]].topic == t {
                 owners.extend(classes.classes[ids[class_start]].owner);
                 class_start += 1;
-            }
-            if !rack_pool[lt].is_empty() {
-                owners.extend(
-                    subs.iter()
-                        .copied()
-                        .filter(|&m| classes.member_rack[m as usize].is_some()),
-                );
             }
             owners
         };
@@ -292,23 +318,22 @@ fn solve(
             topic,
         });
     }
-    // Pool edges: for every pool, (edge, member) in member order.
-    let mut pool_out: Vec<Vec<(usize, u32)>> = vec![Vec::new(); sink as usize];
+    // Pool edges. The topic pool feeds every rack pool of its topic and the subscribers
+    // without a rack pool; a rack pool feeds the subscribers in its rack. A topic pool lists
+    // its rack pools first, then its subscribers by id.
+    let mut pool_out: Vec<Vec<(usize, Target)>> = vec![Vec::new(); sink as usize];
     for (lt, &t) in comp.topics.iter().enumerate() {
         let subs = &problem.subscribers[t as usize];
         let cap = floor[lt] as i32 + 1;
-        for &(r, node) in &rack_pool[lt] {
-            for &m in subs {
-                if classes.member_rack[m as usize] == Some(r) {
-                    let e = net.edge(node, pair(m, lt), cap, [0; 4]);
-                    pool_out[node as usize].push((e, m));
-                }
-            }
-        }
         let node = topic_pool[lt];
+        for &(_, group) in &rack_pool[lt] {
+            let e = net.edge(node, group, problem.partitions(t) as i32, [0; 4]);
+            pool_out[node as usize].push((e, Target::Pool(group)));
+        }
         for &m in subs {
-            let e = net.edge(node, pair(m, lt), cap, [0; 4]);
-            pool_out[node as usize].push((e, m));
+            let from = entry(m, lt);
+            let e = net.edge(from, pair(m, lt), cap, [0; 4]);
+            pool_out[from as usize].push((e, Target::Member(m)));
         }
     }
     // Floors, extras and loads.
@@ -384,22 +409,30 @@ fn solve(
             pool_in[topic_pool[local_topic(class.topic)] as usize].push((k, f as u32));
         }
     }
-    for (node, incoming) in pool_in.iter().enumerate() {
+    // Pools in node order: a topic pool hands its classes' units on to its rack pools before
+    // those are matched to members.
+    for node in 0..pool_in.len() {
+        let mut incoming = std::mem::take(&mut pool_in[node]);
         if incoming.is_empty() {
             continue;
         }
+        // Class order (a rack pool hears from its classes, then from its topic pool).
+        incoming.sort_by_key(|&(k, _)| k);
         let mut outgoing = pool_out[node]
             .iter()
-            .map(|&(e, m)| (m, net.flow(e) as u32))
+            .map(|&(e, to)| (to, net.flow(e) as u32))
             .filter(|&(_, f)| f > 0);
         let mut current = outgoing.next();
-        for &(k, mut amount) in incoming {
+        for (k, mut amount) in incoming {
             while amount > 0 {
-                let Some((m, left)) = current.as_mut() else {
+                let Some((to, left)) = current.as_mut() else {
                     break;
                 };
                 let take = amount.min(*left);
-                pieces[k].push((*m, take));
+                match *to {
+                    Target::Member(m) => pieces[k].push((m, take)),
+                    Target::Pool(p) => pool_in[p as usize].push((k, take)),
+                }
                 amount -= take;
                 *left -= take;
                 if *left == 0 {
