@@ -27,8 +27,7 @@
 //! pi + min(dist, dist(sink)), which does not depend on how Dijkstra breaks ties, and the
 //! blocking-flow search visits edges in the same order.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
 /// A lexicographic cost: earlier components dominate later ones.
 pub(crate) type Cost = [i64; 4];
@@ -234,7 +233,11 @@ impl Network {
         let mut done = vec![false; n];
         let mut level = vec![0u32; n];
         let mut it = vec![0u32; n];
-        let mut heap = BinaryHeap::new();
+        // The Dijkstra queue: one bucket of nodes per distinct tentative distance. Distances
+        // take few distinct values in a phase (costs are small), so a bucket map is much
+        // cheaper than a heap of (distance, node) entries.
+        let mut heap: BTreeMap<Cost, Vec<u32>> = BTreeMap::new();
+        let mut spare: Vec<Vec<u32>> = Vec::new();
         let mut queue = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
         let mut stack: Vec<u32> = Vec::new();
@@ -246,18 +249,28 @@ impl Network {
                 done[v as usize] = false;
             }
             touched.clear();
-            heap.clear();
+            while let Some((_, mut bucket)) = heap.pop_first() {
+                bucket.clear();
+                spare.push(bucket);
+            }
             dist[source as usize] = ZERO;
             reached[source as usize] = true;
             touched.push(source);
-            heap.push(Reverse((ZERO, source)));
+            let mut current = spare.pop().unwrap_or_default();
+            current.push(source);
+            heap.insert(ZERO, current);
             // Nodes reached over a zero reduced cost sit at the distance being settled, the
             // smallest left: they are settled straight from a stack, without the heap.
-            'settle: while let Some(Reverse((d, u))) = heap.pop() {
-                if done[u as usize] || d > dist[u as usize] {
-                    continue;
-                }
-                stack.push(u);
+            'settle: while let Some((d, mut bucket)) = heap.pop_first() {
+                // Every node of the bucket whose distance is still d is settled at d; the
+                // others were settled earlier or improved into an earlier bucket.
+                stack.extend(
+                    bucket
+                        .drain(..)
+                        .rev()
+                        .filter(|&u| !done[u as usize] && dist[u as usize] == d),
+                );
+                spare.push(bucket);
                 while let Some(x) = stack.pop() {
                     let xi = x as usize;
                     if done[xi] {
@@ -287,7 +300,9 @@ impl Network {
                             if nd == d {
                                 stack.push(v as u32);
                             } else {
-                                heap.push(Reverse((nd, v as u32)));
+                                heap.entry(nd)
+                                    .or_insert_with(|| spare.pop().unwrap_or_default())
+                                    .push(v as u32);
                             }
                         }
                     }
