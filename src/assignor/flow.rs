@@ -51,6 +51,8 @@ struct Added {
     cap: i32,
     cost: [i8; 4],
     convex: u32,
+    /// The warm-start flow set by [`Network::preset`].
+    preset: i32,
 }
 
 /// One residual arc in adjacency order.
@@ -67,6 +69,11 @@ struct Arc {
     /// Fixed cost (the negation on a backward arc).
     cost: [i8; 4],
 }
+
+/// The most Bellman–Ford rounds a warm start may take to certify its flow before the solver
+/// gives up on it and starts from zero. A negative cycle would never settle; a flow close to
+/// optimal settles in a few rounds.
+const CERTIFY_ROUNDS: usize = 32;
 
 /// Marks the backward arc of a convex edge.
 const REVERSE: u32 = 1 << 31;
@@ -104,8 +111,19 @@ impl Network {
             cap,
             cost,
             convex: NONE,
+            preset: 0,
         });
         id
+    }
+
+    /// Proposes `flow` units on the edge `id` as part of a warm start for [`Network::solve`].
+    ///
+    /// The proposed flows need not be anything in particular: `solve` uses them only if they
+    /// form a flow (capacities, conservation) that it can certify as minimum-cost for its
+    /// value, and starts from zero otherwise. Either way it returns a minimum-cost maximum
+    /// flow.
+    pub fn preset(&mut self, id: usize, flow: i32) {
+        self.added[id / 2].preset = flow;
     }
 
     /// Adds a convex edge `u → v` of capacity `cap` whose k-th unit costs
@@ -145,7 +163,7 @@ impl Network {
     /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
     /// every node's arcs.
-    fn lay_out(&mut self) -> Vec<u32> {
+    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>) {
         let n = self.nodes;
         let mut start = vec![0u32; n + 1];
         for a in &self.added {
@@ -193,23 +211,119 @@ impl Network {
                 cost: [-c[0], -c[1], -c[2], -c[3]],
             };
         }
+        let presets = self
+            .added
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.preset != 0)
+            .map(|(k, a)| (slot[2 * k], a.preset))
+            .collect();
         self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;
-        start
+        (start, presets)
+    }
+
+    /// The warm start: applies the preset flows and returns potentials under which every
+    /// residual arc has a non-negative reduced cost, with the flow's value; or `None`, with
+    /// the arcs left as they were, if the presets are not a flow or no such potentials were
+    /// found within [`CERTIFY_ROUNDS`] rounds.
+    fn warm_start(
+        &mut self,
+        start: &[u32],
+        presets: &[(u32, i32)],
+        source: u32,
+        sink: u32,
+    ) -> Option<(Vec<Cost>, i64)> {
+        if presets.is_empty() {
+            return None;
+        }
+        let n = self.nodes;
+        // A flow: within capacity, conserved everywhere but at the source and the sink.
+        let mut balance = vec![0i64; n];
+        for &(f, x) in presets {
+            let arc = self.arcs[f as usize];
+            if x < 0 || x > arc.cap {
+                return None;
+            }
+            let from = self.arcs[arc.rev as usize].to as usize;
+            balance[from] -= i64::from(x);
+            balance[arc.to as usize] += i64::from(x);
+        }
+        let value = balance[sink as usize];
+        if balance
+            .iter()
+            .enumerate()
+            .any(|(v, &b)| b != 0 && v != source as usize && v != sink as usize)
+        {
+            return None;
+        }
+        let apply = |arcs: &mut [Arc], sign: i32| {
+            for &(f, x) in presets {
+                let rev = arcs[f as usize].rev as usize;
+                arcs[f as usize].cap -= sign * x;
+                arcs[rev].cap += sign * x;
+            }
+        };
+        apply(&mut self.arcs, 1);
+        // Shortest distances from a virtual root joined to every node by a zero-cost arc
+        // (Bellman–Ford, queue-based, in rounds). They exist, and then are potentials with
+        // non-negative reduced costs, exactly when the residual network has no negative
+        // cycle: when the flow is of minimum cost for its value.
+        let mut dist = vec![ZERO; n];
+        let mut queued = vec![true; n];
+        let mut round: Vec<u32> = (0..n as u32).collect();
+        let mut next_round: Vec<u32> = Vec::new();
+        let mut rounds = 0;
+        while !round.is_empty() {
+            rounds += 1;
+            if rounds > CERTIFY_ROUNDS {
+                apply(&mut self.arcs, -1);
+                return None;
+            }
+            for &u in &round {
+                let u = u as usize;
+                queued[u] = false;
+                let du = dist[u];
+                for s in start[u] as usize..start[u + 1] as usize {
+                    let arc = &self.arcs[s];
+                    if arc.cap <= 0 {
+                        continue;
+                    }
+                    let v = arc.to as usize;
+                    let d = add(du, self.cost(s));
+                    if d < dist[v] {
+                        dist[v] = d;
+                        if !queued[v] {
+                            queued[v] = true;
+                            next_round.push(v as u32);
+                        }
+                    }
+                }
+            }
+            std::mem::swap(&mut round, &mut next_round);
+            next_round.clear();
+        }
+        Some((dist, value))
     }
 
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let start = self.lay_out();
+        let (start, presets) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
-        // Initial potentials: shortest distances in the initial DAG (edges go up in number).
         let mut reached = vec![false; n];
-        let mut pi = vec![ZERO; n];
+        let warm = self.warm_start(&start, &presets, source, sink);
+        let cold = warm.is_none();
+        let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
+        // Cold start: potentials are the shortest distances in the initial DAG (edges go up
+        // in number).
         reached[source as usize] = true;
         for u in 0..n {
+            if !cold {
+                break;
+            }
             if !reached[u] {
                 continue;
             }
@@ -228,7 +342,6 @@ impl Network {
         }
 
         reached.fill(false);
-        let mut total = 0i64;
         let mut dist = vec![ZERO; n];
         let mut done = vec![false; n];
         let mut level = vec![0u32; n];

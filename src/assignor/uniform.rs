@@ -157,6 +157,41 @@ enum Target {
     Pool(u32),
 }
 
+/// Whether the warm start that keeps every claim (`at(m, lt)` units of each topic for member
+/// `m`) certainly has a negative residual cycle, so that certifying it would be wasted work:
+/// some subscriber of a topic misses part of its floor while another holds an extra of that
+/// topic (moving the extra fills a floor), or a subscriber with room for an extra is at
+/// least two units lighter than one holding an extra of that topic (moving it lowers
+/// Σ load²). Loads count floors in full (B_m) plus the extras kept. A heuristic for speed
+/// only: the solver's certificate decides.
+fn warm_start_hopeless(
+    problem: &Problem<'_>,
+    comp: &Component,
+    floor: &[u32],
+    base: &[i64],
+    extras: &[i32],
+    at: &dyn Fn(u32, usize) -> i32,
+) -> bool {
+    let load = |m: u32| {
+        let lm = comp.members.partition_point(|&x| x < m);
+        base[lm] + i64::from(extras[lm])
+    };
+    comp.topics.iter().enumerate().any(|(lt, &t)| {
+        let f = floor[lt] as i32;
+        let (mut short, mut heaviest, mut lightest) = (false, i64::MIN, i64::MAX);
+        for &m in &problem.subscribers[t as usize] {
+            let k = at(m, lt);
+            short |= k < f;
+            if k > f {
+                heaviest = heaviest.max(load(m));
+            } else if k == f {
+                lightest = lightest.min(load(m));
+            }
+        }
+        heaviest != i64::MIN && (short || heaviest >= lightest.saturating_add(2))
+    })
+}
+
 /// The closed form for a homogeneous component with nothing to keep and nothing to align.
 fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
     let mut cursor = 0usize;
@@ -287,6 +322,7 @@ fn solve(
 
     // Class edges, remembered for extraction.
     struct ClassEdges {
+        supply: usize,
         owner: Option<usize>,
         racks: Vec<(usize, u32)>, // (edge, rack pool node)
         topic: usize,
@@ -297,7 +333,7 @@ fn solve(
         let c = class_base + k as u32;
         let lt = local_topic(class.topic);
         let size = class.partitions.len() as i32;
-        net.edge(source, c, size, [0; 4]);
+        let supply = net.edge(source, c, size, [0; 4]);
         let owner = class.owner.map(|o| {
             let aligned = classes.member_rack[o as usize]
                 .is_some_and(|r| class.racks.binary_search(&r).is_ok());
@@ -313,6 +349,7 @@ fn solve(
         }
         let topic = net.edge(c, topic_pool[lt], size, [0; 4]);
         class_edges.push(ClassEdges {
+            supply,
             owner,
             racks,
             topic,
@@ -339,6 +376,10 @@ fn solve(
     // Floors, extras and loads.
     let mut degree = vec![0i32; n_members];
     let mut base = vec![0i64; n_members];
+    // Per (m,t) node: its floor and extra edges; per member: its mandatory and convex edges.
+    let pair_nodes = pair_base.first().copied().unwrap_or(member_base)..member_base;
+    let mut pair_out = vec![(None, None); pair_nodes.len()];
+    let mut member_out = vec![(None, None); n_members];
     for (lt, &t) in comp.topics.iter().enumerate() {
         for &m in &problem.subscribers[t as usize] {
             let lm = local_member(m);
@@ -349,12 +390,11 @@ fn solve(
         }
         for &m in &pair_members[lt] {
             let node = pair(m, lt);
-            if floor[lt] > 0 {
-                net.edge(node, sink, floor[lt] as i32, [-1, 0, 0, 0]);
-            }
-            if extra[lt] > 0 {
-                net.edge(node, member_base + local_member(m), 1, [0; 4]);
-            }
+            let floor_edge =
+                (floor[lt] > 0).then(|| net.edge(node, sink, floor[lt] as i32, [-1, 0, 0, 0]));
+            let extra_edge =
+                (extra[lt] > 0).then(|| net.edge(node, member_base + local_member(m), 1, [0; 4]));
+            pair_out[(node - pair_nodes.start) as usize] = (floor_edge, extra_edge);
         }
     }
     // In a homogeneous component every balance-optimal assignment gives each member at least
@@ -374,13 +414,85 @@ fn solve(
         if homogeneous {
             let must = (quota as i64 - base[lm]).clamp(0, i64::from(cap)) as i32;
             if must > 0 {
-                net.edge(member_base + lm as u32, sink, must, [-1, 0, 0, 0]);
+                let e = net.edge(member_base + lm as u32, sink, must, [-1, 0, 0, 0]);
+                member_out[lm].0 = Some((e, must));
                 from += i64::from(must);
                 cap -= must;
             }
         }
         if cap > 0 {
-            net.convex_edge(member_base + lm as u32, sink, cap, from);
+            member_out[lm].1 = Some(net.convex_edge(member_base + lm as u32, sink, cap, from));
+        }
+    }
+
+    // Warm start: every claim kept, as far as its owner edge and the spread ceiling allow.
+    // The solver certifies it or starts from zero (see `Network::preset`), so this only
+    // decides speed; `warm_start_hopeless` skips the common cases it could not certify.
+    let mut at_pair = vec![0i32; pair_nodes.len()];
+    let mut kept = Vec::new();
+    for (lt, members) in pair_members.iter().enumerate() {
+        let ceiling = floor[lt] as i32 + i32::from(extra[lt] > 0);
+        for &m in members {
+            at_pair[(pair(m, lt) - pair_nodes.start) as usize] = ceiling;
+        }
+    }
+    for (k, edges) in class_edges.iter().enumerate() {
+        let class = &classes.classes[ids[k]];
+        if let (Some(e), Some(o)) = (edges.owner, class.owner) {
+            // `at_pair` counts the room left until the loop below turns it into units kept.
+            let left =
+                &mut at_pair[(pair(o, local_topic(class.topic)) - pair_nodes.start) as usize];
+            let x = (*left).min(class.partitions.len() as i32);
+            if x > 0 {
+                *left -= x;
+                kept.push((edges.supply, e, x));
+            }
+        }
+    }
+    let mut extras = vec![0i32; n_members];
+    for (lt, members) in pair_members.iter().enumerate() {
+        let ceiling = floor[lt] as i32 + i32::from(extra[lt] > 0);
+        for &m in members {
+            let slot = &mut at_pair[(pair(m, lt) - pair_nodes.start) as usize];
+            *slot = ceiling - *slot;
+            extras[local_member(m) as usize] += (*slot - floor[lt] as i32).max(0);
+        }
+    }
+    let at = |m: u32, lt: usize| -> i32 {
+        let node = pair(m, lt);
+        if pair_nodes.contains(&node) {
+            at_pair[(node - pair_nodes.start) as usize]
+        } else {
+            0
+        }
+    };
+    if !kept.is_empty() && !warm_start_hopeless(problem, comp, &floor, &base, &extras, &at) {
+        for &(supply, e, x) in &kept {
+            net.preset(supply, x);
+            net.preset(e, x);
+        }
+        for (lt, members) in pair_members.iter().enumerate() {
+            for &m in members {
+                let x = at(m, lt);
+                let (floor_edge, extra_edge) = pair_out[(pair(m, lt) - pair_nodes.start) as usize];
+                let on_floor = x.min(floor[lt] as i32);
+                if let Some(e) = floor_edge {
+                    net.preset(e, on_floor);
+                }
+                if let Some(e) = extra_edge {
+                    net.preset(e, x - on_floor);
+                }
+            }
+        }
+        for (lm, &(must, convex)) in member_out.iter().enumerate() {
+            let mut x = extras[lm];
+            if let Some((e, cap)) = must {
+                net.preset(e, x.min(cap));
+                x -= x.min(cap);
+            }
+            if let Some(e) = convex {
+                net.preset(e, x);
+            }
         }
     }
 
