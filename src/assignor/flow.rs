@@ -15,17 +15,37 @@
 //! flow is a minimum-cost maximum flow (no negative residual cycle). A convex edge carries at
 //! most one unit per augmentation, because its next unit costs strictly more.
 //!
-//! Complexity: O(phases × E log V + augmentations × path length); the number of phases is the
-//! number of distinct shortest-path lengths met, small here (about the number of distinct
-//! loads times four).
+//! *Warm start* ([`Network::preset`]). The caller may propose an initial flow x₀. The solver
+//! uses it only if it respects capacities and conservation (everywhere but the source and
+//! the sink) and is certified: shortest distances d from a virtual root joined to every node
+//! by a zero-cost arc, in the residual network of x₀, computed by a queue-based
+//! Bellman–Ford in rounds, settle within [`CERTIFY_ROUNDS`] rounds. Settled distances satisfy
+//! d(v) ≤ d(u) + c(u,v) on every residual arc, so every reduced cost c(u,v) + d(u) − d(v) is
+//! non-negative and every residual cycle (whose cost is the sum of its reduced costs) has
+//! a non-negative cost: x₀ is of minimum cost among the flows of its value. That is exactly
+//! the invariant the phases above maintain, so they continue from (x₀, d) as from (0, the
+//! DAG distances) and end with a minimum-cost maximum flow. (A convex edge's residual arcs
+//! cost its next and its last unit, as in every phase, so they are the arcs of its unit
+//! decomposition that matter: by convexity the units are filled in order.) A negative
+//! cycle never settles; an uncertified x₀ is undone and the solver starts from zero flow.
+//! Either way the result is a minimum-cost maximum flow; only the time differs.
+//!
+//! Complexity: O(phases × E log B + augmentations × path length), B the number of distinct
+//! tentative distances in a phase; the number of phases is the number of distinct
+//! shortest-path lengths met, small here (about the number of distinct loads times four). A
+//! certified warm start of value v₀ skips the phases that would have carried its v₀ units
+//! at the price of at most [`CERTIFY_ROUNDS`] passes over the arcs.
 //!
 //! Layout: the solver copies the edges into adjacency order (CSR), so that scanning a node's
-//! edges reads memory sequentially. Dijkstra settles nodes reached over a zero reduced cost from a stack rather than the
-//! heap (they lie at the distance being settled, the smallest left).
-//! The flow it finds is the one of the straightforward formulation kept in
-//! `flow_reference.rs` (tests only), edge for edge: potentials after a phase are
-//! pi + min(dist, dist(sink)), which does not depend on how Dijkstra breaks ties, and the
-//! blocking-flow search visits edges in the same order.
+//! edges reads memory sequentially. Dijkstra keeps one bucket of nodes per distinct tentative
+//! distance (costs are small, so a phase meets few of them) in an ordered map, and settles
+//! nodes reached over a zero reduced cost from a stack (they lie at the distance being
+//! settled, the smallest left).
+//! From a cold start (no presets) the flow it finds is the one of the straightforward
+//! formulation kept in `flow_reference.rs` (tests only), edge for edge: potentials after a
+//! phase are pi + min(dist, dist(sink)), which does not depend on how Dijkstra breaks ties,
+//! and the blocking-flow search visits edges in the same order. From a certified warm start
+//! it may find another minimum-cost maximum flow (tests compare costs and validity).
 
 use std::collections::BTreeMap;
 

@@ -73,8 +73,21 @@
 //! at most one unit from that pool to the member, so an edge pool → member of capacity 1
 //! replaces it: the same flows, the same costs.
 //!
+//! *Warm start.* With previous owners, the flow keeping every claim (classes in order, as
+//! far as the spread ceiling f_t + [r_t > 0] of the owner's (m,t) node allows; floors filled
+//! before extras, mandatory member edges before convex ones) is proposed to the solver, which
+//! uses it only if it can certify it as minimum-cost for its value (see [`super::flow`]). When
+//! members leave, or nothing changed, it usually is, and the solver only has to place the
+//! freed partitions instead of rebuilding every load level one phase at a time. When a
+//! negative residual cycle is evident (a subscriber missing part of a floor while another
+//! holds an extra of the same topic, or one at least two units lighter than a holder of an
+//! extra it has room for: a joiner), the proposal is skipped to save the certificate's work.
+//! Exactness never depends on the proposal: the solver returns a minimum-cost maximum flow
+//! either way, possibly another one among equal-cost flows, which is still a deterministic
+//! function of the canonical spec.
+//!
 //! *Complexity.* Classes: O(P log P). Network: V = classes + pools + needed (m,t) nodes +
-//! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
+//! members, E = O(classes·(2+|R|) + Σ_t (|Sub(t)| + racks(t))). The solver runs one Dijkstra and a few
 //! breadth-first passes per phase (phases ≈ distinct marginal costs met, a few times the
 //! spread of loads) plus one augmenting path per extra unit: O(phases·E log V + P·depth).
 //! The round robin is O(P + Σ_t |Sub(t)|); the homogeneous path costs O(P + Σ_t |Sub(t)|)
