@@ -76,12 +76,13 @@
 //! *Warm start.* With previous owners, the flow keeping every claim (classes in order, as
 //! far as the spread ceiling f_t + [r_t > 0] of the owner's (m,t) node allows; floors filled
 //! before extras, mandatory member edges before convex ones) is proposed to the solver, which
-//! uses it only if it can certify it as minimum-cost for its value (see [`super::flow`]). When
-//! members leave, or nothing changed, it usually is, and the solver only has to place the
-//! freed partitions instead of rebuilding every load level one phase at a time. When a
-//! negative residual cycle is evident (a subscriber missing part of a floor while another
-//! holds an extra of the same topic, or one at least two units lighter than a holder of an
-//! extra it has room for: a joiner), the proposal is skipped to save the certificate's work.
+//! uses it only if it can certify it as minimum-cost for its value (see [`super::flow`]).
+//! When members leave, or nothing changed, it usually is, and the solver only has to place
+//! the freed partitions instead of rebuilding every load level one phase at a time. Where a
+//! negative residual cycle is evident (a subscriber short of a floor, or two units lighter
+//! than a holder of an extra it has room for: a joiner), [`super::warm`] first moves up to
+//! [`MAX_MOVES`] extras from the heaviest holders (from the holder's class whose racks suit
+//! the receiver, through the receiver's pool); if one is still evident, nothing is proposed.
 //! Exactness never depends on the proposal: the solver returns a minimum-cost maximum flow
 //! either way, possibly another one among equal-cost flows, which is still a deterministic
 //! function of the canonical spec.
@@ -95,6 +96,9 @@
 //! Σ_t |Sub(t)| edges and no per-partition node). Classes are built only when some component
 //! needs this module's flow.
 
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
 use super::aligned;
 use super::claims::previous_owners;
 use super::classes::Classes;
@@ -102,6 +106,7 @@ use super::components::{Component, components};
 use super::flow::Network;
 use super::homogeneous;
 use super::problem::Problem;
+use super::warm::{MAX_MOVES, Proposal};
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 
 /// The uniform v2 assignor (the default): spread, balance, rack alignment, stickiness, in
@@ -168,41 +173,6 @@ enum Target {
     Member(u32),
     /// A rack pool fed by its topic pool.
     Pool(u32),
-}
-
-/// Whether the warm start that keeps every claim (`at(m, lt)` units of each topic for member
-/// `m`) certainly has a negative residual cycle, so that certifying it would be wasted work:
-/// some subscriber of a topic misses part of its floor while another holds an extra of that
-/// topic (moving the extra fills a floor), or a subscriber with room for an extra is at
-/// least two units lighter than one holding an extra of that topic (moving it lowers
-/// Σ load²). Loads count floors in full (B_m) plus the extras kept. A heuristic for speed
-/// only: the solver's certificate decides.
-fn warm_start_hopeless(
-    problem: &Problem<'_>,
-    comp: &Component,
-    floor: &[u32],
-    base: &[i64],
-    extras: &[i32],
-    at: &dyn Fn(u32, usize) -> i32,
-) -> bool {
-    let load = |m: u32| {
-        let lm = comp.members.partition_point(|&x| x < m);
-        base[lm] + i64::from(extras[lm])
-    };
-    comp.topics.iter().enumerate().any(|(lt, &t)| {
-        let f = floor[lt] as i32;
-        let (mut short, mut heaviest, mut lightest) = (false, i64::MIN, i64::MAX);
-        for &m in &problem.subscribers[t as usize] {
-            let k = at(m, lt);
-            short |= k < f;
-            if k > f {
-                heaviest = heaviest.max(load(m));
-            } else if k == f {
-                lightest = lightest.min(load(m));
-            }
-        }
-        heaviest != i64::MIN && (short || heaviest >= lightest.saturating_add(2))
-    })
 }
 
 /// The closed form for a homogeneous component with nothing to keep and nothing to align.
@@ -438,74 +408,154 @@ fn solve(
         }
     }
 
-    // Warm start: every claim kept, as far as its owner edge and the spread ceiling allow.
-    // The solver certifies it or starts from zero (see `Network::preset`), so this only
-    // decides speed; `warm_start_hopeless` skips the common cases it could not certify.
-    let mut at_pair = vec![0i32; pair_nodes.len()];
-    let mut kept = Vec::new();
-    for (lt, members) in pair_members.iter().enumerate() {
-        let ceiling = floor[lt] as i32 + i32::from(extra[lt] > 0);
-        for &m in members {
-            at_pair[(pair(m, lt) - pair_nodes.start) as usize] = ceiling;
-        }
-    }
+    // Warm start: every claim kept, as far as its owner edge and the spread ceiling allow,
+    // then a few extras moved where that is evidently not optimal (see `super::warm`). The
+    // solver certifies the proposal or starts from zero, so this only decides speed.
+    let mut proposal = Proposal {
+        floor: floor.iter().map(|&f| f as i32).collect(),
+        has_extra: extra.iter().map(|&r| r > 0).collect(),
+        subs: comp
+            .topics
+            .iter()
+            .map(|&t| {
+                let subs = &problem.subscribers[t as usize];
+                subs.iter().map(|&m| local_member(m)).collect()
+            })
+            .collect(),
+        count: comp
+            .topics
+            .iter()
+            .map(|&t| vec![0; problem.subscribers[t as usize].len()])
+            .collect(),
+        load: base.clone(),
+    };
+    // Class k → (supply edge, owner edge, units kept).
+    let mut kept: Vec<(usize, usize, usize, i32)> = Vec::new();
     for (k, edges) in class_edges.iter().enumerate() {
         let class = &classes.classes[ids[k]];
         if let (Some(e), Some(o)) = (edges.owner, class.owner) {
-            // `at_pair` counts the room left until the loop below turns it into units kept.
-            let left =
-                &mut at_pair[(pair(o, local_topic(class.topic)) - pair_nodes.start) as usize];
-            let x = (*left).min(class.partitions.len() as i32);
+            let lt = local_topic(class.topic);
+            let lo = local_member(o);
+            let i = proposal.subs[lt].partition_point(|&x| x < lo);
+            let ceiling = proposal.floor[lt] + i32::from(proposal.has_extra[lt]);
+            let x = (ceiling - proposal.count[lt][i]).min(class.partitions.len() as i32);
             if x > 0 {
-                *left -= x;
-                kept.push((edges.supply, e, x));
+                proposal.count[lt][i] += x;
+                kept.push((k, edges.supply, e, x));
             }
         }
     }
-    let mut extras = vec![0i32; n_members];
-    for (lt, members) in pair_members.iter().enumerate() {
-        let ceiling = floor[lt] as i32 + i32::from(extra[lt] > 0);
-        for &m in members {
-            let slot = &mut at_pair[(pair(m, lt) - pair_nodes.start) as usize];
-            *slot = ceiling - *slot;
-            extras[local_member(m) as usize] += (*slot - floor[lt] as i32).max(0);
+    for (lt, counts) in proposal.count.iter().enumerate() {
+        for (&lm, &k) in proposal.subs[lt].iter().zip(counts) {
+            proposal.load[lm as usize] += i64::from((k - proposal.floor[lt]).max(0));
         }
     }
-    let at = |m: u32, lt: usize| -> i32 {
-        let node = pair(m, lt);
-        if pair_nodes.contains(&node) {
-            at_pair[(node - pair_nodes.start) as usize]
-        } else {
-            0
+    let mut moves = Vec::new();
+    if !kept.is_empty() && proposal.hopeless() {
+        while moves.len() < MAX_MOVES {
+            let Some(mv) = proposal.best_move() else {
+                break;
+            };
+            proposal.apply(mv);
+            moves.push(mv);
         }
-    };
-    if !kept.is_empty() && !warm_start_hopeless(problem, comp, &floor, &base, &extras, &at) {
-        for &(supply, e, x) in &kept {
-            net.preset(supply, x);
-            net.preset(e, x);
+    }
+    if !kept.is_empty() && !proposal.hopeless() {
+        // Route every moved extra: from one of the holder's classes of the topic (the one
+        // whose racks suit the receiver best) through the receiver's pool.
+        let mut flows: BTreeMap<usize, i32> = BTreeMap::new();
+        for &(_, supply, e, x) in &kept {
+            flows.insert(supply, x);
+            flows.insert(e, x);
+        }
+        for mv in &moves {
+            let (from, to) = (
+                proposal.subs[mv.topic][mv.from],
+                proposal.subs[mv.topic][mv.to],
+            );
+            let (o, m) = (comp.members[from as usize], comp.members[to as usize]);
+            let rack = classes.member_rack[m as usize];
+            let Some(&(k, _, e, _)) = kept
+                .iter()
+                .filter(|&&(k, _, e, _)| {
+                    let class = &classes.classes[ids[k]];
+                    class.owner == Some(o) && local_topic(class.topic) == mv.topic && flows[&e] > 0
+                })
+                .max_by_key(|&&(k, _, _, _)| {
+                    let racks = &classes.classes[ids[k]].racks;
+                    (
+                        rack.is_some_and(|r| racks.binary_search(&r).is_ok()),
+                        Reverse(k),
+                    )
+                })
+            else {
+                continue;
+            };
+            *flows.entry(e).or_default() -= 1;
+            let edges = &class_edges[k];
+            let mut route = Vec::new();
+            let aligned = edges
+                .racks
+                .iter()
+                .find(|&&(_, node)| node == entry(m, mv.topic) && node != topic_pool[mv.topic]);
+            let pool = match aligned {
+                Some(&(edge, node)) => {
+                    route.push(edge);
+                    node
+                }
+                None => {
+                    route.push(edges.topic);
+                    let node = entry(m, mv.topic);
+                    let topic = topic_pool[mv.topic] as usize;
+                    if node != topic_pool[mv.topic] {
+                        route.extend(
+                            pool_out[topic]
+                                .iter()
+                                .filter(|&&(_, to)| matches!(to, Target::Pool(p) if p == node))
+                                .map(|&(edge, _)| edge),
+                        );
+                    }
+                    node
+                }
+            };
+            route.extend(
+                pool_out[pool as usize]
+                    .iter()
+                    .filter(|&&(_, to)| matches!(to, Target::Member(x) if x == m))
+                    .map(|&(edge, _)| edge),
+            );
+            for edge in route {
+                *flows.entry(edge).or_default() += 1;
+            }
         }
         for (lt, members) in pair_members.iter().enumerate() {
             for &m in members {
-                let x = at(m, lt);
-                let (floor_edge, extra_edge) = pair_out[(pair(m, lt) - pair_nodes.start) as usize];
-                let on_floor = x.min(floor[lt] as i32);
+                let lm = local_member(m);
+                let i = proposal.subs[lt].partition_point(|&x| x < lm);
+                let x = proposal.count[lt][i];
+                let node = pair(m, lt);
+                let (floor_edge, extra_edge) = pair_out[(node - pair_nodes.start) as usize];
+                let on_floor = x.min(proposal.floor[lt]);
                 if let Some(e) = floor_edge {
-                    net.preset(e, on_floor);
+                    flows.insert(e, on_floor);
                 }
                 if let Some(e) = extra_edge {
-                    net.preset(e, x - on_floor);
+                    flows.insert(e, x - on_floor);
                 }
             }
         }
         for (lm, &(must, convex)) in member_out.iter().enumerate() {
-            let mut x = extras[lm];
+            let mut x = (proposal.load[lm] - base[lm]) as i32;
             if let Some((e, cap)) = must {
-                net.preset(e, x.min(cap));
+                flows.insert(e, x.min(cap));
                 x -= x.min(cap);
             }
             if let Some(e) = convex {
-                net.preset(e, x);
+                flows.insert(e, x);
             }
+        }
+        for (e, x) in flows {
+            net.preset(e, x);
         }
     }
 
