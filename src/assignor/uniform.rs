@@ -411,24 +411,7 @@ fn solve(
     // Warm start: every claim kept, as far as its owner edge and the spread ceiling allow,
     // then a few extras moved where that is evidently not optimal (see `super::warm`). The
     // solver certifies the proposal or starts from zero, so this only decides speed.
-    let mut proposal = Proposal {
-        floor: floor.iter().map(|&f| f as i32).collect(),
-        has_extra: extra.iter().map(|&r| r > 0).collect(),
-        subs: comp
-            .topics
-            .iter()
-            .map(|&t| {
-                let subs = &problem.subscribers[t as usize];
-                subs.iter().map(|&m| local_member(m)).collect()
-            })
-            .collect(),
-        count: comp
-            .topics
-            .iter()
-            .map(|&t| vec![0; problem.subscribers[t as usize].len()])
-            .collect(),
-        load: base.clone(),
-    };
+    let mut proposal = Proposal::new(problem, comp, &floor, &extra, &base);
     // Class k → (supply edge, owner edge, units kept).
     let mut kept: Vec<(usize, usize, usize, i32)> = Vec::new();
     for (k, edges) in class_edges.iter().enumerate() {
@@ -445,11 +428,7 @@ fn solve(
             }
         }
     }
-    for (lt, counts) in proposal.count.iter().enumerate() {
-        for (&lm, &k) in proposal.subs[lt].iter().zip(counts) {
-            proposal.load[lm as usize] += i64::from((k - proposal.floor[lt]).max(0));
-        }
-    }
+    proposal.count_extras();
     let mut moves = Vec::new();
     if !kept.is_empty() && proposal.hopeless() {
         while moves.len() < MAX_MOVES {

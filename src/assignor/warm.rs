@@ -7,6 +7,9 @@
 //! these rules only make certification likely in the common cases (members leaving, nothing
 //! changed, one member joining) and skip it where it would certainly fail.
 
+use super::components::Component;
+use super::problem::Problem;
+
 /// Units held per (topic, subscriber) and the resulting loads, for one component.
 pub(crate) struct Proposal {
     /// Per local topic: f_t.
@@ -38,6 +41,45 @@ pub(crate) struct Move {
 pub(crate) const MAX_MOVES: usize = 64;
 
 impl Proposal {
+    /// An empty proposal for `comp`, whose topics have floors `floor` and remainders
+    /// `extra`, and whose members have B_m = `base`.
+    pub fn new(
+        problem: &Problem<'_>,
+        comp: &Component,
+        floor: &[u32],
+        extra: &[u32],
+        base: &[i64],
+    ) -> Proposal {
+        let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+        let subs: Vec<Vec<u32>> = comp
+            .topics
+            .iter()
+            .map(|&t| {
+                problem.subscribers[t as usize]
+                    .iter()
+                    .map(|&m| local(m))
+                    .collect()
+            })
+            .collect();
+        Proposal {
+            floor: floor.iter().map(|&f| f as i32).collect(),
+            has_extra: extra.iter().map(|&r| r > 0).collect(),
+            count: subs.iter().map(|s| vec![0; s.len()]).collect(),
+            subs,
+            load: base.to_vec(),
+        }
+    }
+
+    /// Adds the extras held (units beyond the floor) to the loads, once the claims are
+    /// counted in.
+    pub fn count_extras(&mut self) {
+        for (lt, counts) in self.count.iter().enumerate() {
+            for (&lm, &k) in self.subs[lt].iter().zip(counts) {
+                self.load[lm as usize] += i64::from((k - self.floor[lt]).max(0));
+            }
+        }
+    }
+
     /// Whether the proposal certainly has a negative residual cycle, so that certifying it
     /// would be wasted work: some subscriber of a topic misses part of its floor while another
     /// holds an extra of it (moving the extra fills a floor), or a subscriber with room for an
