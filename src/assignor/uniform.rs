@@ -431,8 +431,29 @@ fn solve(
     proposal.count_extras();
     let mut moves = Vec::new();
     if !kept.is_empty() && proposal.hopeless() {
+        // A holder suits a receiver when one of its kept classes of the topic is aligned
+        // with the receiver's rack (the move then keeps the alignment).
+        let mut kept_by: BTreeMap<(u32, usize), Vec<usize>> = BTreeMap::new();
+        for &(k, _, _, _) in &kept {
+            let class = &classes.classes[ids[k]];
+            if let Some(o) = class.owner {
+                kept_by
+                    .entry((o, local_topic(class.topic)))
+                    .or_default()
+                    .push(k);
+            }
+        }
+        let subs = proposal.subs.clone();
+        let suits = |lt: usize, from: usize, to: usize| {
+            let o = comp.members[subs[lt][from] as usize];
+            let rack = classes.member_rack[comp.members[subs[lt][to] as usize] as usize];
+            rack.zip(kept_by.get(&(o, lt))).is_some_and(|(r, ks)| {
+                ks.iter()
+                    .any(|&k| classes.classes[ids[k]].racks.binary_search(&r).is_ok())
+            })
+        };
         while moves.len() < MAX_MOVES {
-            let Some(mv) = proposal.best_move() else {
+            let Some(mv) = proposal.best_move(&suits) else {
                 break;
             };
             proposal.apply(mv);

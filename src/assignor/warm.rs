@@ -85,45 +85,63 @@ impl Proposal {
     /// holds an extra of it (moving the extra fills a floor), or a subscriber with room for an
     /// extra is at least two units lighter than a holder of one (moving it lowers Σ load²).
     pub fn hopeless(&self) -> bool {
-        (0..self.subs.len()).any(|lt| self.best_in(lt).is_some())
+        (0..self.subs.len()).any(|lt| self.best_in(lt, &|_, _, _| false).is_some())
     }
 
     /// The move of topic `lt` from its heaviest holder of an extra to its lightest
     /// subscriber short of its floor, or else to its lightest subscriber with room for an
     /// extra if they differ by two or more: (priority, from, to). Filling a floor comes first
-    /// (it gains in a more important objective); ties go to the lower index.
-    fn best_in(&self, lt: usize) -> Option<(i64, usize, usize)> {
+    /// (it gains in a more important objective). Among the heaviest holders, one for which
+    /// `suits(lt, from, to)` is preferred (the caller's rack alignment); other ties go to the
+    /// lower index.
+    fn best_in(
+        &self,
+        lt: usize,
+        suits: &dyn Fn(usize, usize, usize) -> bool,
+    ) -> Option<(i64, usize, usize)> {
         if !self.has_extra[lt] {
             return None;
         }
         let f = self.floor[lt];
-        let mut heavy: Option<(i64, usize)> = None;
+        let mut heaviest: Option<i64> = None;
         let mut short: Option<(i64, usize)> = None;
         let mut light: Option<(i64, usize)> = None;
+        for (&m, &k) in self.subs[lt].iter().zip(&self.count[lt]) {
+            let load = self.load[m as usize];
+            if k > f {
+                heaviest = Some(heaviest.map_or(load, |l| l.max(load)));
+            }
+        }
         for (i, (&m, &k)) in self.subs[lt].iter().zip(&self.count[lt]).enumerate() {
             let load = self.load[m as usize];
             let lighter = |best: Option<(i64, usize)>| best.is_none_or(|(l, _)| load < l);
-            if k > f && heavy.is_none_or(|(l, _)| load > l) {
-                heavy = Some((load, i));
-            } else if k < f && lighter(short) {
+            if k < f && lighter(short) {
                 short = Some((load, i));
             } else if k == f && lighter(light) {
                 light = Some((load, i));
             }
         }
-        let (hi, from) = heavy?;
-        if let Some((_, to)) = short {
-            return Some((i64::MAX, from, to));
-        }
-        let (lo, to) = light?;
-        (hi >= lo + 2).then_some((hi - lo, from, to))
+        let hi = heaviest?;
+        let (priority, to) = match (short, light) {
+            (Some((_, to)), _) => (i64::MAX, to),
+            (None, Some((lo, to))) if hi >= lo + 2 => (hi - lo, to),
+            _ => return None,
+        };
+        let holders = self.subs[lt].iter().zip(&self.count[lt]).enumerate();
+        let mut heavy = holders.filter(|&(_, (&m, &k))| k > f && self.load[m as usize] == hi);
+        let first = heavy.clone().next()?.0;
+        let from = heavy
+            .find(|&(i, _)| suits(lt, i, to))
+            .map_or(first, |(i, _)| i);
+        Some((priority, from, to))
     }
 
-    /// The move with the largest load gap over all topics (ties to the lower topic), if any.
-    pub fn best_move(&self) -> Option<Move> {
+    /// The move with the largest priority over all topics (ties to the lower topic), if any;
+    /// `suits` as for the holder choice above.
+    pub fn best_move(&self, suits: &dyn Fn(usize, usize, usize) -> bool) -> Option<Move> {
         let mut best: Option<(i64, Move)> = None;
         for lt in 0..self.subs.len() {
-            if let Some((gap, from, to)) = self.best_in(lt)
+            if let Some((gap, from, to)) = self.best_in(lt, suits)
                 && best.is_none_or(|(g, _)| gap > g)
             {
                 best = Some((
@@ -172,7 +190,7 @@ mod tests {
     fn a_light_subscriber_takes_an_extra_from_the_heaviest_holder() {
         let mut p = joiner();
         assert!(p.hopeless());
-        let mv = p.best_move().unwrap();
+        let mv = p.best_move(&|_, _, _| false).unwrap();
         assert_eq!(
             mv,
             Move {
@@ -187,11 +205,19 @@ mod tests {
     }
 
     #[test]
+    fn a_suitable_holder_is_preferred_among_the_heaviest() {
+        let mut p = joiner();
+        p.load = vec![5, 5, 0];
+        assert_eq!(p.best_move(&|_, _, _| false).unwrap().from, 0);
+        assert_eq!(p.best_move(&|_, from, _| from == 1).unwrap().from, 1);
+    }
+
+    #[test]
     fn loads_within_one_are_left_alone() {
         let mut p = joiner();
         p.load = vec![3, 3, 2];
         assert!(!p.hopeless());
-        assert_eq!(p.best_move(), None);
+        assert_eq!(p.best_move(&|_, _, _| false), None);
     }
 
     #[test]
@@ -201,7 +227,7 @@ mod tests {
         p.count = vec![vec![2, 1, 0]];
         p.load = vec![2, 1, 1];
         assert!(p.hopeless());
-        let mv = p.best_move().unwrap();
+        let mv = p.best_move(&|_, _, _| false).unwrap();
         assert_eq!(
             mv,
             Move {
