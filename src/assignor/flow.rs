@@ -15,20 +15,39 @@
 //! flow is a minimum-cost maximum flow (no negative residual cycle). A convex edge carries at
 //! most one unit per augmentation, because its next unit costs strictly more.
 //!
-//! Complexity: O(phases × E log V + augmentations × path length); the number of phases is the
-//! number of distinct shortest-path lengths met, small here (about the number of distinct
-//! loads times four).
+//! *Warm start* ([`Network::preset`]). The caller may propose an initial flow x₀. The solver
+//! uses it only if it respects capacities and conservation (everywhere but the source and
+//! the sink) and is certified: shortest distances d from a virtual root joined to every node
+//! by a zero-cost arc, in the residual network of x₀, computed by a queue-based
+//! Bellman–Ford in rounds, settle within [`CERTIFY_ROUNDS`] rounds. Settled distances satisfy
+//! d(v) ≤ d(u) + c(u,v) on every residual arc, so every reduced cost c(u,v) + d(u) − d(v) is
+//! non-negative and every residual cycle (whose cost is the sum of its reduced costs) has
+//! a non-negative cost: x₀ is of minimum cost among the flows of its value. That is exactly
+//! the invariant the phases above maintain, so they continue from (x₀, d) as from (0, the
+//! DAG distances) and end with a minimum-cost maximum flow. (A convex edge's residual arcs
+//! cost its next and its last unit, as in every phase, so they are the arcs of its unit
+//! decomposition that matter: by convexity the units are filled in order.) A negative
+//! cycle never settles; an uncertified x₀ is undone and the solver starts from zero flow.
+//! Either way the result is a minimum-cost maximum flow; only the time differs.
+//!
+//! Complexity: O(phases × E log B + augmentations × path length), B the number of distinct
+//! tentative distances in a phase; the number of phases is the number of distinct
+//! shortest-path lengths met, small here (about the number of distinct loads times four). A
+//! certified warm start of value v₀ skips the phases that would have carried its v₀ units
+//! at the price of at most [`CERTIFY_ROUNDS`] passes over the arcs.
 //!
 //! Layout: the solver copies the edges into adjacency order (CSR), so that scanning a node's
-//! edges reads memory sequentially. Dijkstra settles nodes reached over a zero reduced cost from a stack rather than the
-//! heap (they lie at the distance being settled, the smallest left).
-//! The flow it finds is the one of the straightforward formulation kept in
-//! `flow_reference.rs` (tests only), edge for edge: potentials after a phase are
-//! pi + min(dist, dist(sink)), which does not depend on how Dijkstra breaks ties, and the
-//! blocking-flow search visits edges in the same order.
+//! edges reads memory sequentially. Dijkstra keeps one bucket of nodes per distinct tentative
+//! distance (costs are small, so a phase meets few of them) in an ordered map, and settles
+//! nodes reached over a zero reduced cost from a stack (they lie at the distance being
+//! settled, the smallest left).
+//! From a cold start (no presets) the flow it finds is the one of the straightforward
+//! formulation kept in `flow_reference.rs` (tests only), edge for edge: potentials after a
+//! phase are pi + min(dist, dist(sink)), which does not depend on how Dijkstra breaks ties,
+//! and the blocking-flow search visits edges in the same order. From a certified warm start
+//! it may find another minimum-cost maximum flow (tests compare costs and validity).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
 /// A lexicographic cost: earlier components dominate later ones.
 pub(crate) type Cost = [i64; 4];
@@ -52,6 +71,8 @@ struct Added {
     cap: i32,
     cost: [i8; 4],
     convex: u32,
+    /// The warm-start flow set by [`Network::preset`].
+    preset: i32,
 }
 
 /// One residual arc in adjacency order.
@@ -69,6 +90,11 @@ struct Arc {
     cost: [i8; 4],
 }
 
+/// The most Bellman–Ford rounds a warm start may take to certify its flow before the solver
+/// gives up on it and starts from zero. A negative cycle would never settle; a flow close to
+/// optimal settles in a few rounds.
+const CERTIFY_ROUNDS: usize = 32;
+
 /// Marks the backward arc of a convex edge.
 const REVERSE: u32 = 1 << 31;
 
@@ -81,6 +107,16 @@ pub(crate) struct Network {
     slot: Vec<u32>,
     /// After [`Network::solve`]: the residual arcs.
     arcs: Vec<Arc>,
+    /// Tests only: accept a warm start that was not certified (a deliberately broken
+    /// solver, to show that the tests catch one).
+    #[cfg(test)]
+    pub trust_presets: bool,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the warm starts certified on this thread.
+    pub(crate) static CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Network {
@@ -92,6 +128,8 @@ impl Network {
             convex_base: Vec::new(),
             slot: Vec::new(),
             arcs: Vec::new(),
+            #[cfg(test)]
+            trust_presets: false,
         }
     }
 
@@ -105,8 +143,19 @@ impl Network {
             cap,
             cost,
             convex: NONE,
+            preset: 0,
         });
         id
+    }
+
+    /// Proposes `flow` units on the edge `id` as part of a warm start for [`Network::solve`].
+    ///
+    /// The proposed flows need not be anything in particular: `solve` uses them only if they
+    /// form a flow (capacities, conservation) that it can certify as minimum-cost for its
+    /// value, and starts from zero otherwise. Either way it returns a minimum-cost maximum
+    /// flow.
+    pub fn preset(&mut self, id: usize, flow: i32) {
+        self.added[id / 2].preset = flow;
     }
 
     /// Adds a convex edge `u → v` of capacity `cap` whose k-th unit costs
@@ -146,7 +195,7 @@ impl Network {
     /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
     /// every node's arcs.
-    fn lay_out(&mut self) -> Vec<u32> {
+    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>) {
         let n = self.nodes;
         let mut start = vec![0u32; n + 1];
         for a in &self.added {
@@ -194,23 +243,125 @@ impl Network {
                 cost: [-c[0], -c[1], -c[2], -c[3]],
             };
         }
+        let presets = self
+            .added
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.preset != 0)
+            .map(|(k, a)| (slot[2 * k], a.preset))
+            .collect();
         self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;
-        start
+        (start, presets)
+    }
+
+    /// The warm start: applies the preset flows and returns potentials under which every
+    /// residual arc has a non-negative reduced cost, with the flow's value; or `None`, with
+    /// the arcs left as they were, if the presets are not a flow or no such potentials were
+    /// found within [`CERTIFY_ROUNDS`] rounds.
+    fn warm_start(
+        &mut self,
+        start: &[u32],
+        presets: &[(u32, i32)],
+        source: u32,
+        sink: u32,
+    ) -> Option<(Vec<Cost>, i64)> {
+        if presets.is_empty() {
+            return None;
+        }
+        let n = self.nodes;
+        // A flow: within capacity, conserved everywhere but at the source and the sink.
+        let mut balance = vec![0i64; n];
+        for &(f, x) in presets {
+            let arc = self.arcs[f as usize];
+            if x < 0 || x > arc.cap {
+                return None;
+            }
+            let from = self.arcs[arc.rev as usize].to as usize;
+            balance[from] -= i64::from(x);
+            balance[arc.to as usize] += i64::from(x);
+        }
+        let value = balance[sink as usize];
+        if balance
+            .iter()
+            .enumerate()
+            .any(|(v, &b)| b != 0 && v != source as usize && v != sink as usize)
+        {
+            return None;
+        }
+        let apply = |arcs: &mut [Arc], sign: i32| {
+            for &(f, x) in presets {
+                let rev = arcs[f as usize].rev as usize;
+                arcs[f as usize].cap -= sign * x;
+                arcs[rev].cap += sign * x;
+            }
+        };
+        apply(&mut self.arcs, 1);
+        // Shortest distances from a virtual root joined to every node by a zero-cost arc
+        // (Bellman–Ford, queue-based, in rounds). They exist, and then are potentials with
+        // non-negative reduced costs, exactly when the residual network has no negative
+        // cycle: when the flow is of minimum cost for its value.
+        let mut dist = vec![ZERO; n];
+        let mut queued = vec![true; n];
+        let mut round: Vec<u32> = (0..n as u32).collect();
+        let mut next_round: Vec<u32> = Vec::new();
+        let mut rounds = 0;
+        while !round.is_empty() {
+            rounds += 1;
+            if rounds > CERTIFY_ROUNDS {
+                #[cfg(test)]
+                if self.trust_presets {
+                    return Some((dist, value));
+                }
+                apply(&mut self.arcs, -1);
+                return None;
+            }
+            for &u in &round {
+                let u = u as usize;
+                queued[u] = false;
+                let du = dist[u];
+                for s in start[u] as usize..start[u + 1] as usize {
+                    let arc = &self.arcs[s];
+                    if arc.cap <= 0 {
+                        continue;
+                    }
+                    let v = arc.to as usize;
+                    let d = add(du, self.cost(s));
+                    if d < dist[v] {
+                        dist[v] = d;
+                        if !queued[v] {
+                            queued[v] = true;
+                            next_round.push(v as u32);
+                        }
+                    }
+                }
+            }
+            std::mem::swap(&mut round, &mut next_round);
+            next_round.clear();
+        }
+        #[cfg(test)]
+        CERTIFIED.with(|c| c.set(c.get() + 1));
+        Some((dist, value))
     }
 
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let start = self.lay_out();
+        let (start, presets) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
-        // Initial potentials: shortest distances in the initial DAG (edges go up in number).
         let mut reached = vec![false; n];
-        let mut pi = vec![ZERO; n];
+        let warm = self.warm_start(&start, &presets, source, sink);
+        let cold = warm.is_none();
+        let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
+        // Cold start: potentials are the shortest distances in the initial DAG (edges go up
+        // in number).
         reached[source as usize] = true;
         for u in 0..n {
+            if !cold {
+                break;
+            }
             if !reached[u] {
                 continue;
             }
@@ -229,12 +380,15 @@ impl Network {
         }
 
         reached.fill(false);
-        let mut total = 0i64;
         let mut dist = vec![ZERO; n];
         let mut done = vec![false; n];
         let mut level = vec![0u32; n];
         let mut it = vec![0u32; n];
-        let mut heap = BinaryHeap::new();
+        // The Dijkstra queue: one bucket of nodes per distinct tentative distance. Distances
+        // take few distinct values in a phase (costs are small), so a bucket map is much
+        // cheaper than a heap of (distance, node) entries.
+        let mut heap: BTreeMap<Cost, Vec<u32>> = BTreeMap::new();
+        let mut spare: Vec<Vec<u32>> = Vec::new();
         let mut queue = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
         let mut stack: Vec<u32> = Vec::new();
@@ -246,18 +400,28 @@ impl Network {
                 done[v as usize] = false;
             }
             touched.clear();
-            heap.clear();
+            while let Some((_, mut bucket)) = heap.pop_first() {
+                bucket.clear();
+                spare.push(bucket);
+            }
             dist[source as usize] = ZERO;
             reached[source as usize] = true;
             touched.push(source);
-            heap.push(Reverse((ZERO, source)));
+            let mut current = spare.pop().unwrap_or_default();
+            current.push(source);
+            heap.insert(ZERO, current);
             // Nodes reached over a zero reduced cost sit at the distance being settled, the
             // smallest left: they are settled straight from a stack, without the heap.
-            'settle: while let Some(Reverse((d, u))) = heap.pop() {
-                if done[u as usize] || d > dist[u as usize] {
-                    continue;
-                }
-                stack.push(u);
+            'settle: while let Some((d, mut bucket)) = heap.pop_first() {
+                // Every node of the bucket whose distance is still d is settled at d; the
+                // others were settled earlier or improved into an earlier bucket.
+                stack.extend(
+                    bucket
+                        .drain(..)
+                        .rev()
+                        .filter(|&u| !done[u as usize] && dist[u as usize] == d),
+                );
+                spare.push(bucket);
                 while let Some(x) = stack.pop() {
                     let xi = x as usize;
                     if done[xi] {
@@ -287,7 +451,9 @@ impl Network {
                             if nd == d {
                                 stack.push(v as u32);
                             } else {
-                                heap.push(Reverse((nd, v as u32)));
+                                heap.entry(nd)
+                                    .or_insert_with(|| spare.pop().unwrap_or_default())
+                                    .push(v as u32);
                             }
                         }
                     }

@@ -101,6 +101,7 @@ mod problem;
 pub mod range;
 pub mod uniform;
 pub mod uniform_v1;
+mod warm;
 
 pub use range::Range;
 pub use uniform::UniformV2;

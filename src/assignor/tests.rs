@@ -9,6 +9,7 @@ mod aligned;
 mod homogeneous;
 mod mutation;
 mod oracle;
+mod warm;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, random_spec, score, shuffle};
 

@@ -17,8 +17,9 @@
 //!   c → node(o,t)                   cost (0,0,−[rack(o)∈R],−1)     keep with the owner
 //!   c → rack pool (t,r), r ∈ R      cost (0,0,−1,0)                aligned elsewhere
 //!   c → topic pool t                cost 0                          anywhere
+//!   topic pool t → rack pool (t,r)  every rack r of a subscriber
 //!   rack pool (t,r) → node(m,t)     m ∈ Sub(t) in rack r
-//!   topic pool t → node(m,t)        m ∈ Sub(t)
+//!   topic pool t → node(m,t)        m ∈ Sub(t) in no rack pool of t
 //!   node(m,t) → sink                cap f_t, cost (−1,0,0,0)        the spread floor
 //!   node(m,t) → member m            cap 1                           the one extra
 //!   member m → sink                 convex: k-th unit (0, 2(B_m+k)−1, 0, 0)
@@ -29,14 +30,23 @@
 //! fills all floors (component 0), then minimises Σ_m (B_m+e_m)² − B_m² = Σ load² − const
 //! (component 1), then maximises aligned partitions (component 2), then kept partitions
 //! (component 3). Every valid spread assignment maps to a flow of equal cost (route a kept
-//! partition on its owner edge, an aligned one through a matching rack pool, the rest through
-//! the topic pool), and every integral flow maps back to an assignment whose true cost is no
-//! worse (a unit routed through a pool to its owner or to an aligned member only gains), so
-//! an optimal flow gives a lexicographically optimal assignment. The solver is exact
-//! (primal–dual with potentials, no negative residual cycle at the end).
+//! partition on its owner edge, an aligned one through the rack pool of its member's rack,
+//! the rest through the topic pool, which reaches every subscriber: through its rack pool
+//! when it has one), and every integral flow maps back to an assignment whose true cost is
+//! no worse (a unit routed through a pool to its owner, or through the topic pool to an
+//! aligned member, only gains), so an optimal flow gives a lexicographically optimal
+//! assignment. The solver is exact (primal–dual with potentials, no negative residual cycle
+//! at the end).
 //!
-//! *Back to partitions.* Pool flows are matched to class flows in class order and member
-//! order; within a class, members by ascending id take the lowest partition numbers first.
+//! Each subscriber is reached from exactly one pool of each topic (its rack's, else the
+//! topic pool): with rack alignment on, an (m,t) node is then needed only for a floor or an
+//! owner edge, not to merge a rack pool with the topic pool. (The former layout fed every
+//! subscriber from both; on racked groups with f_t = 0 it needed an (m,t) node per
+//! subscription, 40× the nodes of the same group without racks.)
+//!
+//! *Back to partitions.* Pools are matched in node order (a topic pool before its rack
+//! pools, which it hands units on to); pool flows are matched to class flows in class order
+//! and member order; within a class, members by ascending id take the lowest partition numbers first.
 //! Everything iterates over the [canonical](super::problem) order, so input order never leaks
 //! into the result (objective 6). If the input assignment is already optimal for 1–4 and is
 //! given back as `owned`, keeping everything is optimal for 5, so it comes back unchanged.
@@ -64,18 +74,35 @@
 //! it writes nothing and this module's flow runs.
 //!
 //! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
-//! reached other than through the topic pool (it owns a class of t, or a rack pool reaches
-//! it). Elsewhere it would pass at most one unit from the topic pool to the member, so an
-//! edge topic pool → member of capacity 1 replaces it: the same flows, the same costs.
+//! reached other than through its one pool (it owns a class of t). Elsewhere it would pass
+//! at most one unit from that pool to the member, so an edge pool → member of capacity 1
+//! replaces it: the same flows, the same costs.
+//!
+//! *Warm start.* With previous owners, the flow keeping every claim (classes in order, as
+//! far as the spread ceiling f_t + [r_t > 0] of the owner's (m,t) node allows; floors filled
+//! before extras, mandatory member edges before convex ones) is proposed to the solver, which
+//! uses it only if it can certify it as minimum-cost for its value (see [`super::flow`]).
+//! When members leave, or nothing changed, it usually is, and the solver only has to place
+//! the freed partitions instead of rebuilding every load level one phase at a time. Where a
+//! negative residual cycle is evident (a subscriber short of a floor, or two units lighter
+//! than a holder of an extra it has room for: a joiner), [`super::warm`] first moves up to
+//! [`MAX_MOVES`] extras from the heaviest holders (from the holder's class whose racks suit
+//! the receiver, through the receiver's pool); if one is still evident, nothing is proposed.
+//! Exactness never depends on the proposal: the solver returns a minimum-cost maximum flow
+//! either way, possibly another one among equal-cost flows, which is still a deterministic
+//! function of the canonical spec.
 //!
 //! *Complexity.* Classes: O(P log P). Network: V = classes + pools + needed (m,t) nodes +
-//! members, E = O(classes·(2+|R|) + Σ_t |Sub(t)|). The solver runs one Dijkstra and a few
+//! members, E = O(classes·(2+|R|) + Σ_t (|Sub(t)| + racks(t))). The solver runs one Dijkstra and a few
 //! breadth-first passes per phase (phases ≈ distinct marginal costs met, a few times the
 //! spread of loads) plus one augmenting path per extra unit: O(phases·E log V + P·depth).
 //! The round robin is O(P + Σ_t |Sub(t)|); the homogeneous path costs O(P + Σ_t |Sub(t)|)
 //! plus sorting the claims when its greedy is certified (the flow of its fallback has
 //! Σ_t |Sub(t)| edges and no per-partition node). Classes are built only when some component
 //! needs this module's flow.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
 
 use super::aligned;
 use super::claims::previous_owners;
@@ -84,6 +111,7 @@ use super::components::{Component, components};
 use super::flow::Network;
 use super::homogeneous;
 use super::problem::Problem;
+use super::warm::{MAX_MOVES, Proposal};
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 
 /// The uniform v2 assignor (the default): spread, balance, rack alignment, stickiness, in
@@ -143,6 +171,15 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
     Ok(problem.assignment(lists))
 }
 
+/// Where a pool's outgoing edge leads.
+#[derive(Clone, Copy)]
+enum Target {
+    /// A subscriber (through its (m,t) node or straight to its member node).
+    Member(u32),
+    /// A rack pool fed by its topic pool.
+    Pool(u32),
+}
+
 /// The closed form for a homogeneous component with nothing to keep and nothing to align.
 fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
     let mut cursor = 0usize;
@@ -193,6 +230,7 @@ fn solve(
         .collect();
 
     // Node numbering, in topological order: source, classes, pools, (m,t) nodes, members, sink.
+    // Per topic: its topic pool, then its rack pools (the topic pool feeds them).
     let source = 0u32;
     let class_base = 1u32;
     let mut next = class_base + ids.len() as u32;
@@ -201,6 +239,8 @@ fn solve(
     let mut topic_pool = vec![u32::MAX; n_topics];
     let any_rack = ids.iter().any(|&i| !classes.classes[i].racks.is_empty());
     for (lt, &t) in comp.topics.iter().enumerate() {
+        topic_pool[lt] = next;
+        next += 1;
         if any_rack {
             let mut present: Vec<u32> = problem.subscribers[t as usize]
                 .iter()
@@ -213,13 +253,24 @@ fn solve(
                 next += 1;
             }
         }
-        topic_pool[lt] = next;
-        next += 1;
     }
-    // (m,t) nodes exist only where needed: a subscriber with a floor to fill, or one that can
-    // be reached other than through the topic pool (owner edge, rack pool). Elsewhere f_t = 0
-    // and the node would only pass one unit from the topic pool to the member, so the topic
-    // pool links straight to the member with capacity 1.
+    // The one pool a subscriber of a topic is reached from: its rack's, else the topic pool.
+    let entry = |m: u32, lt: usize| -> u32 {
+        if !any_rack {
+            return topic_pool[lt];
+        }
+        match classes.member_rack[m as usize] {
+            Some(r) => match rack_pool[lt].binary_search_by_key(&r, |&(r, _)| r) {
+                Ok(j) => rack_pool[lt][j].1,
+                Err(_) => topic_pool[lt],
+            },
+            None => topic_pool[lt],
+        }
+    };
+    // (m,t) nodes exist only where needed: a subscriber with a floor to fill, or an owner of a
+    // class of t (reached by its owner edge besides its pool). Elsewhere f_t = 0 and the node
+    // would only pass one unit from the member's one pool to the member, so that pool links
+    // straight to the member with capacity 1.
     let mut class_start = 0;
     let mut pair_base = Vec::with_capacity(n_topics);
     let mut pair_members: Vec<Vec<u32>> = Vec::with_capacity(n_topics);
@@ -232,13 +283,6 @@ fn solve(
             while class_start < ids.len() && classes.classes[ids[class_start]].topic == t {
                 owners.extend(classes.classes[ids[class_start]].owner);
                 class_start += 1;
-            }
-            if !rack_pool[lt].is_empty() {
-                owners.extend(
-                    subs.iter()
-                        .copied()
-                        .filter(|&m| classes.member_rack[m as usize].is_some()),
-                );
             }
             owners
         };
@@ -266,6 +310,7 @@ fn solve(
 
     // Class edges, remembered for extraction.
     struct ClassEdges {
+        supply: usize,
         owner: Option<usize>,
         racks: Vec<(usize, u32)>, // (edge, rack pool node)
         topic: usize,
@@ -276,7 +321,7 @@ fn solve(
         let c = class_base + k as u32;
         let lt = local_topic(class.topic);
         let size = class.partitions.len() as i32;
-        net.edge(source, c, size, [0; 4]);
+        let supply = net.edge(source, c, size, [0; 4]);
         let owner = class.owner.map(|o| {
             let aligned = classes.member_rack[o as usize]
                 .is_some_and(|r| class.racks.binary_search(&r).is_ok());
@@ -292,33 +337,37 @@ fn solve(
         }
         let topic = net.edge(c, topic_pool[lt], size, [0; 4]);
         class_edges.push(ClassEdges {
+            supply,
             owner,
             racks,
             topic,
         });
     }
-    // Pool edges: for every pool, (edge, member) in member order.
-    let mut pool_out: Vec<Vec<(usize, u32)>> = vec![Vec::new(); sink as usize];
+    // Pool edges. The topic pool feeds every rack pool of its topic and the subscribers
+    // without a rack pool; a rack pool feeds the subscribers in its rack. A topic pool lists
+    // its rack pools first, then its subscribers by id.
+    let mut pool_out: Vec<Vec<(usize, Target)>> = vec![Vec::new(); sink as usize];
     for (lt, &t) in comp.topics.iter().enumerate() {
         let subs = &problem.subscribers[t as usize];
         let cap = floor[lt] as i32 + 1;
-        for &(r, node) in &rack_pool[lt] {
-            for &m in subs {
-                if classes.member_rack[m as usize] == Some(r) {
-                    let e = net.edge(node, pair(m, lt), cap, [0; 4]);
-                    pool_out[node as usize].push((e, m));
-                }
-            }
-        }
         let node = topic_pool[lt];
+        for &(_, group) in &rack_pool[lt] {
+            let e = net.edge(node, group, problem.partitions(t) as i32, [0; 4]);
+            pool_out[node as usize].push((e, Target::Pool(group)));
+        }
         for &m in subs {
-            let e = net.edge(node, pair(m, lt), cap, [0; 4]);
-            pool_out[node as usize].push((e, m));
+            let from = entry(m, lt);
+            let e = net.edge(from, pair(m, lt), cap, [0; 4]);
+            pool_out[from as usize].push((e, Target::Member(m)));
         }
     }
     // Floors, extras and loads.
     let mut degree = vec![0i32; n_members];
     let mut base = vec![0i64; n_members];
+    // Per (m,t) node: its floor and extra edges; per member: its mandatory and convex edges.
+    let pair_nodes = pair_base.first().copied().unwrap_or(member_base)..member_base;
+    let mut pair_out = vec![(None, None); pair_nodes.len()];
+    let mut member_out = vec![(None, None); n_members];
     for (lt, &t) in comp.topics.iter().enumerate() {
         for &m in &problem.subscribers[t as usize] {
             let lm = local_member(m);
@@ -329,12 +378,11 @@ fn solve(
         }
         for &m in &pair_members[lt] {
             let node = pair(m, lt);
-            if floor[lt] > 0 {
-                net.edge(node, sink, floor[lt] as i32, [-1, 0, 0, 0]);
-            }
-            if extra[lt] > 0 {
-                net.edge(node, member_base + local_member(m), 1, [0; 4]);
-            }
+            let floor_edge =
+                (floor[lt] > 0).then(|| net.edge(node, sink, floor[lt] as i32, [-1, 0, 0, 0]));
+            let extra_edge =
+                (extra[lt] > 0).then(|| net.edge(node, member_base + local_member(m), 1, [0; 4]));
+            pair_out[(node - pair_nodes.start) as usize] = (floor_edge, extra_edge);
         }
     }
     // In a homogeneous component every balance-optimal assignment gives each member at least
@@ -354,13 +402,165 @@ fn solve(
         if homogeneous {
             let must = (quota as i64 - base[lm]).clamp(0, i64::from(cap)) as i32;
             if must > 0 {
-                net.edge(member_base + lm as u32, sink, must, [-1, 0, 0, 0]);
+                let e = net.edge(member_base + lm as u32, sink, must, [-1, 0, 0, 0]);
+                member_out[lm].0 = Some((e, must));
                 from += i64::from(must);
                 cap -= must;
             }
         }
         if cap > 0 {
-            net.convex_edge(member_base + lm as u32, sink, cap, from);
+            member_out[lm].1 = Some(net.convex_edge(member_base + lm as u32, sink, cap, from));
+        }
+    }
+
+    // Warm start: every claim kept, as far as its owner edge and the spread ceiling allow,
+    // then a few extras moved where that is evidently not optimal (see `super::warm`). The
+    // solver certifies the proposal or starts from zero, so this only decides speed.
+    let mut proposal = Proposal::new(problem, comp, &floor, &extra, &base);
+    // Class k → (supply edge, owner edge, units kept).
+    let mut kept: Vec<(usize, usize, usize, i32)> = Vec::new();
+    for (k, edges) in class_edges.iter().enumerate() {
+        let class = &classes.classes[ids[k]];
+        if let (Some(e), Some(o)) = (edges.owner, class.owner) {
+            let lt = local_topic(class.topic);
+            let lo = local_member(o);
+            let i = proposal.subs[lt].partition_point(|&x| x < lo);
+            let ceiling = proposal.floor[lt] + i32::from(proposal.has_extra[lt]);
+            let x = (ceiling - proposal.count[lt][i]).min(class.partitions.len() as i32);
+            if x > 0 {
+                proposal.count[lt][i] += x;
+                kept.push((k, edges.supply, e, x));
+            }
+        }
+    }
+    proposal.count_extras();
+    let mut moves = Vec::new();
+    if !kept.is_empty() && proposal.hopeless() {
+        // A holder suits a receiver when one of its kept classes of the topic is aligned
+        // with the receiver's rack (the move then keeps the alignment).
+        let mut kept_by: BTreeMap<(u32, usize), Vec<usize>> = BTreeMap::new();
+        for &(k, _, _, _) in &kept {
+            let class = &classes.classes[ids[k]];
+            if let Some(o) = class.owner {
+                kept_by
+                    .entry((o, local_topic(class.topic)))
+                    .or_default()
+                    .push(k);
+            }
+        }
+        let subs = proposal.subs.clone();
+        let suits = |lt: usize, from: usize, to: usize| {
+            let o = comp.members[subs[lt][from] as usize];
+            let rack = classes.member_rack[comp.members[subs[lt][to] as usize] as usize];
+            rack.zip(kept_by.get(&(o, lt))).is_some_and(|(r, ks)| {
+                ks.iter()
+                    .any(|&k| classes.classes[ids[k]].racks.binary_search(&r).is_ok())
+            })
+        };
+        while moves.len() < MAX_MOVES {
+            let Some(mv) = proposal.best_move(&suits) else {
+                break;
+            };
+            proposal.apply(mv);
+            moves.push(mv);
+        }
+    }
+    if !kept.is_empty() && !proposal.hopeless() {
+        // Route every moved extra: from one of the holder's classes of the topic (the one
+        // whose racks suit the receiver best) through the receiver's pool.
+        let mut flows: BTreeMap<usize, i32> = BTreeMap::new();
+        for &(_, supply, e, x) in &kept {
+            flows.insert(supply, x);
+            flows.insert(e, x);
+        }
+        for mv in &moves {
+            let (from, to) = (
+                proposal.subs[mv.topic][mv.from],
+                proposal.subs[mv.topic][mv.to],
+            );
+            let (o, m) = (comp.members[from as usize], comp.members[to as usize]);
+            let rack = classes.member_rack[m as usize];
+            let Some(&(k, _, e, _)) = kept
+                .iter()
+                .filter(|&&(k, _, e, _)| {
+                    let class = &classes.classes[ids[k]];
+                    class.owner == Some(o) && local_topic(class.topic) == mv.topic && flows[&e] > 0
+                })
+                .max_by_key(|&&(k, _, _, _)| {
+                    let racks = &classes.classes[ids[k]].racks;
+                    (
+                        rack.is_some_and(|r| racks.binary_search(&r).is_ok()),
+                        Reverse(k),
+                    )
+                })
+            else {
+                continue;
+            };
+            *flows.entry(e).or_default() -= 1;
+            let edges = &class_edges[k];
+            let mut route = Vec::new();
+            let aligned = edges
+                .racks
+                .iter()
+                .find(|&&(_, node)| node == entry(m, mv.topic) && node != topic_pool[mv.topic]);
+            let pool = match aligned {
+                Some(&(edge, node)) => {
+                    route.push(edge);
+                    node
+                }
+                None => {
+                    route.push(edges.topic);
+                    let node = entry(m, mv.topic);
+                    let topic = topic_pool[mv.topic] as usize;
+                    if node != topic_pool[mv.topic] {
+                        route.extend(
+                            pool_out[topic]
+                                .iter()
+                                .filter(|&&(_, to)| matches!(to, Target::Pool(p) if p == node))
+                                .map(|&(edge, _)| edge),
+                        );
+                    }
+                    node
+                }
+            };
+            route.extend(
+                pool_out[pool as usize]
+                    .iter()
+                    .filter(|&&(_, to)| matches!(to, Target::Member(x) if x == m))
+                    .map(|&(edge, _)| edge),
+            );
+            for edge in route {
+                *flows.entry(edge).or_default() += 1;
+            }
+        }
+        for (lt, members) in pair_members.iter().enumerate() {
+            for &m in members {
+                let lm = local_member(m);
+                let i = proposal.subs[lt].partition_point(|&x| x < lm);
+                let x = proposal.count[lt][i];
+                let node = pair(m, lt);
+                let (floor_edge, extra_edge) = pair_out[(node - pair_nodes.start) as usize];
+                let on_floor = x.min(proposal.floor[lt]);
+                if let Some(e) = floor_edge {
+                    flows.insert(e, on_floor);
+                }
+                if let Some(e) = extra_edge {
+                    flows.insert(e, x - on_floor);
+                }
+            }
+        }
+        for (lm, &(must, convex)) in member_out.iter().enumerate() {
+            let mut x = (proposal.load[lm] - base[lm]) as i32;
+            if let Some((e, cap)) = must {
+                flows.insert(e, x.min(cap));
+                x -= x.min(cap);
+            }
+            if let Some(e) = convex {
+                flows.insert(e, x);
+            }
+        }
+        for (e, x) in flows {
+            net.preset(e, x);
         }
     }
 
@@ -389,22 +589,30 @@ fn solve(
             pool_in[topic_pool[local_topic(class.topic)] as usize].push((k, f as u32));
         }
     }
-    for (node, incoming) in pool_in.iter().enumerate() {
+    // Pools in node order: a topic pool hands its classes' units on to its rack pools before
+    // those are matched to members.
+    for node in 0..pool_in.len() {
+        let mut incoming = std::mem::take(&mut pool_in[node]);
         if incoming.is_empty() {
             continue;
         }
+        // Class order (a rack pool hears from its classes, then from its topic pool).
+        incoming.sort_by_key(|&(k, _)| k);
         let mut outgoing = pool_out[node]
             .iter()
-            .map(|&(e, m)| (m, net.flow(e) as u32))
+            .map(|&(e, to)| (to, net.flow(e) as u32))
             .filter(|&(_, f)| f > 0);
         let mut current = outgoing.next();
-        for &(k, mut amount) in incoming {
+        for (k, mut amount) in incoming {
             while amount > 0 {
-                let Some((m, left)) = current.as_mut() else {
+                let Some((to, left)) = current.as_mut() else {
                     break;
                 };
                 let take = amount.min(*left);
-                pieces[k].push((*m, take));
+                match *to {
+                    Target::Member(m) => pieces[k].push((m, take)),
+                    Target::Pool(p) => pool_in[p as usize].push((k, take)),
+                }
                 amount -= take;
                 *left -= take;
                 if *left == 0 {

@@ -1,0 +1,264 @@
+//! The flow solver's warm start: preset flows are used only when certified minimum-cost for
+//! their value, so the result is a minimum-cost maximum flow whatever the presets; and the
+//! uniform v2 assignor, which presets every claim kept, stays optimal on groups that leave,
+//! join or come back unchanged.
+
+use super::super::flow::{self, CERTIFIED, Network};
+use super::super::flow_reference;
+use super::*;
+
+/// One edge of a random network: (from, to, cap, cost, convex base).
+type Edge = (u32, u32, i32, [i8; 4], Option<i64>);
+
+/// A random layered network in the assignor's shape (source → four layers → sink), with
+/// costs in {−1, 0, 1}⁴, floor-like edges and convex member → sink edges.
+fn random_network(rng: &mut Rng) -> (usize, Vec<Edge>) {
+    let layers: Vec<u32> = (0..4).map(|_| 1 + rng.below(5) as u32).collect();
+    let mut base = vec![1u32];
+    for &w in &layers {
+        base.push(base[base.len() - 1] + w);
+    }
+    let sink = base[4];
+    let mut edges = Vec::new();
+    let cost = |rng: &mut Rng| -> [i8; 4] {
+        let mut c = [0i8; 4];
+        for x in &mut c {
+            *x = rng.below(3) as i8 - 1;
+        }
+        c
+    };
+    for k in 0..layers[0] {
+        edges.push((0, base[0] + k, 1 + rng.below(5) as i32, [0; 4], None));
+    }
+    for layer in 0..3 {
+        for a in 0..layers[layer] {
+            for b in 0..layers[layer + 1] {
+                if rng.below(3) != 0 {
+                    let c = cost(rng);
+                    edges.push((
+                        base[layer] + a,
+                        base[layer + 1] + b,
+                        1 + rng.below(4) as i32,
+                        c,
+                        None,
+                    ));
+                }
+            }
+        }
+    }
+    for m in 0..layers[3] {
+        let u = base[3] + m;
+        if rng.below(2) == 0 {
+            edges.push((u, sink, 1 + rng.below(3) as i32, [-1, 0, 0, 0], None));
+        }
+        edges.push((
+            u,
+            sink,
+            1 + rng.below(6) as i32,
+            [0; 4],
+            Some(rng.below(4) as i64),
+        ));
+    }
+    (sink as usize + 1, edges)
+}
+
+/// The reference solver's flow on `edges` (value, per-edge flows).
+fn reference(nodes: usize, edges: &[Edge]) -> (i64, Vec<i32>) {
+    let mut net = flow_reference::Network::new(nodes);
+    let ids: Vec<usize> = edges
+        .iter()
+        .map(|&(u, v, cap, c, convex)| match convex {
+            None => net.edge(u, v, cap, c),
+            Some(b) => net.convex_edge(u, v, cap, b),
+        })
+        .collect();
+    let value = net.solve(0, nodes as u32 - 1);
+    (value, ids.iter().map(|&id| net.flow(id)).collect())
+}
+
+/// The optimised solver on `edges` with `presets` proposed (value, per-edge flows).
+fn solve_with(nodes: usize, edges: &[Edge], presets: &[i32], trust: bool) -> (i64, Vec<i32>) {
+    let mut net = Network::new(nodes);
+    net.trust_presets = trust;
+    let ids: Vec<usize> = edges
+        .iter()
+        .map(|&(u, v, cap, c, convex)| match convex {
+            None => net.edge(u, v, cap, c),
+            Some(b) => net.convex_edge(u, v, cap, b),
+        })
+        .collect();
+    for (&id, &x) in ids.iter().zip(presets) {
+        net.preset(id, x);
+    }
+    let value = net.solve(0, nodes as u32 - 1);
+    (value, ids.iter().map(|&id| net.flow(id)).collect())
+}
+
+/// The lexicographic cost of `flows` on `edges`, from the edge definitions alone.
+fn cost_of(edges: &[Edge], flows: &[i32]) -> flow::Cost {
+    let mut total = [0i64; 4];
+    for (&(_, _, _, c, convex), &f) in edges.iter().zip(flows) {
+        let f = i64::from(f);
+        match convex {
+            // Units 1..=f cost 2(b+k)−1 each: 2bf + f² in all.
+            Some(b) => total[1] += 2 * b * f + f * f,
+            None => {
+                for (t, &x) in total.iter_mut().zip(&c) {
+                    *t += i64::from(x) * f;
+                }
+            }
+        }
+    }
+    total
+}
+
+/// Capacities hold and every node but the source and the sink is balanced.
+fn is_flow(nodes: usize, edges: &[Edge], flows: &[i32]) -> bool {
+    let mut balance = vec![0i64; nodes];
+    for (&(u, v, cap, _, _), &f) in edges.iter().zip(flows) {
+        if f < 0 || f > cap {
+            return false;
+        }
+        balance[u as usize] -= i64::from(f);
+        balance[v as usize] += i64::from(f);
+    }
+    balance[1..nodes - 1].iter().all(|&b| b == 0)
+}
+
+/// Presets of every kind: the optimum itself, a maximum flow optimal for other costs (often
+/// with a negative cycle here), a smaller optimum (partial), and arbitrary numbers.
+fn presets(rng: &mut Rng, nodes: usize, edges: &[Edge], optimum: &[i32]) -> Vec<Vec<i32>> {
+    let recosted: Vec<Edge> = edges
+        .iter()
+        .map(|&(u, v, cap, c, convex)| {
+            let c = c.map(|_| rng.below(3) as i8 - 1);
+            (u, v, cap, c, convex.map(|_| rng.below(4) as i64))
+        })
+        .collect();
+    let smaller: Vec<Edge> = edges
+        .iter()
+        .map(|&(u, v, cap, c, convex)| {
+            let cap = if u == 0 {
+                rng.below(cap as u64 + 1) as i32
+            } else {
+                cap
+            };
+            (u, v, cap, c, convex)
+        })
+        .collect();
+    let arbitrary = edges
+        .iter()
+        .map(|e| rng.below(e.2 as u64 + 1) as i32)
+        .collect();
+    vec![
+        optimum.to_vec(),
+        reference(nodes, &recosted).1,
+        reference(nodes, &smaller).1,
+        arbitrary,
+    ]
+}
+
+#[test]
+fn warm_started_solver_finds_a_minimum_cost_maximum_flow_whatever_the_presets() {
+    let mut rng = Rng(0x77a2_31f0_0c4e_9b15);
+    let before = CERTIFIED.with(std::cell::Cell::get);
+    let mut optimum_certified = 0;
+    for case in 0..1500 {
+        let (nodes, edges) = random_network(&mut rng);
+        let (value, optimum) = reference(nodes, &edges);
+        let best = cost_of(&edges, &optimum);
+        for (kind, preset) in presets(&mut rng, nodes, &edges, &optimum)
+            .iter()
+            .enumerate()
+        {
+            let certified = CERTIFIED.with(std::cell::Cell::get);
+            let (v, flows) = solve_with(nodes, &edges, preset, false);
+            assert_eq!(v, value, "case {case}, presets {kind}");
+            assert!(
+                is_flow(nodes, &edges, &flows),
+                "case {case}, presets {kind}"
+            );
+            assert_eq!(cost_of(&edges, &flows), best, "case {case}, presets {kind}");
+            if kind == 0 && value > 0 {
+                // A (non-empty) optimum is certified (it has no negative cycle; these
+                // networks settle well within the round limit) and comes back unchanged.
+                assert_eq!(
+                    CERTIFIED.with(std::cell::Cell::get),
+                    certified + 1,
+                    "case {case}"
+                );
+                assert_eq!(flows, optimum, "case {case}");
+                optimum_certified += 1;
+            }
+        }
+    }
+    let certified = CERTIFIED.with(std::cell::Cell::get) - before;
+    assert!(
+        certified > optimum_certified + 500,
+        "only {certified} warm starts certified"
+    );
+}
+
+/// The test above has teeth: a solver that trusts presets it could not certify returns
+/// flows of a higher cost.
+#[test]
+fn a_solver_trusting_uncertified_presets_is_caught() {
+    let mut rng = Rng(0x0dd5_eed5_1234_5678);
+    let mut caught = 0;
+    for _ in 0..300 {
+        let (nodes, edges) = random_network(&mut rng);
+        let (_, optimum) = reference(nodes, &edges);
+        let best = cost_of(&edges, &optimum);
+        let preset = presets(&mut rng, nodes, &edges, &optimum).swap_remove(1);
+        let (_, flows) = solve_with(nodes, &edges, &preset, true);
+        if cost_of(&edges, &flows) != best {
+            caught += 1;
+        }
+    }
+    assert!(caught > 10, "only {caught} wrong flows caught");
+}
+
+/// `spec` without its last member (it leaves).
+fn leave(spec: &GroupSpec) -> GroupSpec {
+    let mut next = spec.clone();
+    next.members.pop();
+    next
+}
+
+/// `spec` with a new member subscribed like the first one, owning nothing (it joins).
+fn join(spec: &GroupSpec) -> GroupSpec {
+    let mut next = spec.clone();
+    if let Some(first) = spec.members.first() {
+        let mut joiner = first.clone();
+        joiner.id = "J".into();
+        joiner.owned.clear();
+        joiner.generation = -1;
+        next.members.push(joiner);
+    }
+    next
+}
+
+#[test]
+fn uniform_v2_stays_optimal_when_members_stay_leave_or_join() {
+    let mut rng = Rng(0x5ab1e);
+    let before = CERTIFIED.with(std::cell::Cell::get);
+    for case in 0..250 {
+        let spec = random_spec(&mut rng, 256);
+        let stable = feed_back(&spec, &UniformV2.assign(&spec).unwrap());
+        for (kind, next) in [stable.clone(), leave(&stable), join(&stable)]
+            .iter()
+            .enumerate()
+        {
+            let a = UniformV2.assign(next).unwrap();
+            let got = score(next, &a);
+            assert_eq!(
+                got,
+                Some(brute_force(next)),
+                "case {case}, kind {kind}: {}",
+                next.to_json()
+            );
+        }
+    }
+    let certified = CERTIFIED.with(std::cell::Cell::get) - before;
+    assert!(certified > 100, "only {certified} warm starts certified");
+}
