@@ -11,7 +11,7 @@ use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
 use super::homogeneous::small_enough;
-use super::oracle::{Rng, brute_force, feed_back, score, shuffle};
+use super::oracle::{Rng, brute_force, feed_back, permuted, score};
 use super::{member, topic};
 
 /// A random homogeneous, rack-aware spec of up to `members` members and `topics` topics:
@@ -213,13 +213,7 @@ fn input_order_does_not_change_the_rack_aware_path() {
     let mut rng = Rng(67);
     for case in 0..200 {
         let spec = random_racked(&mut rng, 10, 5, case % 3);
-        let mut permuted = spec.clone();
-        shuffle(&mut rng, &mut permuted.topics);
-        shuffle(&mut rng, &mut permuted.members);
-        for m in &mut permuted.members {
-            shuffle(&mut rng, &mut m.subscriptions);
-            shuffle(&mut rng, &mut m.owned);
-        }
+        let permuted = permuted(&mut rng, &spec);
         assert_eq!(
             UniformV2.assign(&spec).unwrap(),
             UniformV2.assign(&permuted).unwrap(),

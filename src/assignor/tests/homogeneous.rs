@@ -8,7 +8,7 @@ use super::super::homogeneous::{self, Route};
 use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
-use super::oracle::{Rng, brute_force, feed_back, score, shuffle};
+use super::oracle::{Rng, brute_force, feed_back, permuted, score};
 use super::{member, topic};
 
 fn owning(mut m: MemberSpec, topic: &str, parts: &[i32], generation: i32) -> MemberSpec {
@@ -342,13 +342,7 @@ fn input_order_does_not_change_the_fast_path() {
     let mut rng = Rng(43);
     for case in 0..200 {
         let spec = random_homogeneous(&mut rng, 10, 5, case % 3);
-        let mut permuted = spec.clone();
-        shuffle(&mut rng, &mut permuted.topics);
-        shuffle(&mut rng, &mut permuted.members);
-        for m in &mut permuted.members {
-            shuffle(&mut rng, &mut m.subscriptions);
-            shuffle(&mut rng, &mut m.owned);
-        }
+        let permuted = permuted(&mut rng, &spec);
         assert_eq!(
             UniformV2.assign(&spec).unwrap(),
             UniformV2.assign(&permuted).unwrap(),

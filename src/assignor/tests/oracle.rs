@@ -205,6 +205,23 @@ pub(super) fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
     }
 }
 
+/// `spec` in another input order: topics, members, each member's subscriptions and claims,
+/// and each claim's partitions shuffled. The same group, so every assignor must give the same
+/// output (objective 6).
+pub(super) fn permuted(rng: &mut Rng, spec: &GroupSpec) -> GroupSpec {
+    let mut permuted = spec.clone();
+    shuffle(rng, &mut permuted.topics);
+    shuffle(rng, &mut permuted.members);
+    for m in &mut permuted.members {
+        shuffle(rng, &mut m.subscriptions);
+        shuffle(rng, &mut m.owned);
+        for o in &mut m.owned {
+            shuffle(rng, &mut o.partitions);
+        }
+    }
+    permuted
+}
+
 /// A larger random spec (not for the brute force): up to 12 members and 6 topics.
 pub(super) fn medium_spec(rng: &mut Rng) -> GroupSpec {
     let mut spec = GroupSpec::default();
