@@ -30,8 +30,9 @@
 //! place all of them (the extras fell on the wrong racks, or the kept partitions used the
 //! room an alignable group needs), [`assign`] gives up, writes nothing, and the caller runs
 //! the general flow, which is exact in every case. It also gives up when the component's
-//! members run in more than 64 racks or a topic's left-over partitions fall into more than
-//! [`MAX_GROUPS`] masks (keeping the small flow small).
+//! members run in more than 64 racks or a topic's partitions fall into more than
+//! [`MAX_GROUPS`] masks (keeping the small flows small), the latter checked before anything
+//! else is done.
 //!
 //! # Choosing extras that leave alignable partitions alignable
 //!
@@ -177,6 +178,10 @@ pub(crate) fn assign_as(
             None => masks.resize(start + count, 0),
         }
         let topic_masks = &masks[start..];
+        if too_many_masks(topic_masks) {
+            // The small flows (and the repair's group lists) would grow with the partitions.
+            return None;
+        }
         keepable[t as usize] = owners[t as usize]
             .iter()
             .copied()
@@ -251,6 +256,22 @@ pub(crate) fn assign_as(
         }
     }
     Some(route)
+}
+
+/// Whether a topic's partitions fall into more than [`MAX_GROUPS`] distinct non-zero masks.
+fn too_many_masks(masks: &[u64]) -> bool {
+    let mut seen: Vec<u64> = Vec::new();
+    for &mask in masks {
+        if mask != 0
+            && let Err(i) = seen.binary_search(&mask)
+        {
+            if seen.len() == MAX_GROUPS {
+                return true;
+            }
+            seen.insert(i, mask);
+        }
+    }
+    false
 }
 
 /// Buffers reused from topic to topic.

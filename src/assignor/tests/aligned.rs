@@ -262,3 +262,40 @@ fn a_joiner_takes_partitions_it_can_align() {
     // The greedy alone would take the extras from the highest id (C); the repair moved it.
     assert!(matches!(outcomes(&spec)[..], [Some(_)]));
 }
+
+#[test]
+fn too_many_rack_masks_leave_the_work_to_the_flow() {
+    // 12 members in 12 racks and a topic whose 300 partitions each sit on a different set of
+    // racks: more masks than the small flows accept, so the path declines at once and the
+    // class flow assigns (still exactly, as the oracle's comparison with it shows).
+    let racks: Vec<String> = (0..12).map(|r| format!("r{r}")).collect();
+    let mut t = topic("T1", 300);
+    t.replica_racks = Some(
+        (0..300u32)
+            .map(|p| {
+                (0..12)
+                    .filter(|r| (p + 1) >> r & 1 == 1)
+                    .map(|r| racks[r].clone())
+                    .collect()
+            })
+            .collect(),
+    );
+    let members = (0..12)
+        .map(|i| {
+            let mut m = member(&format!("M{i:02}"), &["T1"]);
+            m.rack = Some(racks[i].clone());
+            m
+        })
+        .collect();
+    let spec = GroupSpec {
+        rack_aware: true,
+        topics: vec![t],
+        members,
+    };
+    assert!(matches!(outcomes(&spec)[..], [None]));
+    let a = UniformV2.assign(&spec).unwrap();
+    assert_eq!(
+        score(&spec, &a),
+        score(&spec, &assign_with(&spec, false).unwrap())
+    );
+}
