@@ -309,7 +309,7 @@ impl Network {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::flow;
     use super::Network;
 
@@ -326,34 +326,38 @@ mod tests {
     }
 
     /// One edge of a random network: (from, to, cap, cost, convex base).
-    type Spec = (u32, u32, i32, [i8; 4], Option<i64>);
+    pub(crate) type Spec = (u32, u32, i32, [i8; 4], Option<i64>);
 
     /// A random layered network in the assignor's shape: source → classes → pools → pairs →
-    /// members → sink, with lexicographic costs in {−1, 0, 1}⁴ and convex member → sink edges.
-    fn random_network(rng: &mut Rng) -> (usize, Vec<Spec>) {
-        let layers: Vec<u32> = (0..4).map(|_| 1 + rng.below(6) as u32).collect();
+    /// members → sink, layers of 1 to `widest` nodes, with lexicographic costs in {−1, 0, 1}⁴
+    /// and convex member → sink edges. `below(n)` draws from 0..n (the caller's generator).
+    pub(crate) fn random_network(
+        below: &mut dyn FnMut(u64) -> u64,
+        widest: u64,
+    ) -> (usize, Vec<Spec>) {
+        let layers: Vec<u32> = (0..4).map(|_| 1 + below(widest) as u32).collect();
         let mut base = vec![1u32];
         for &w in &layers {
             base.push(base[base.len() - 1] + w);
         }
         let sink = base[4];
         let mut edges = Vec::new();
-        let cost = |rng: &mut Rng| -> [i8; 4] {
+        let cost = |below: &mut dyn FnMut(u64) -> u64| -> [i8; 4] {
             let mut c = [0i8; 4];
             for x in &mut c {
-                *x = rng.below(3) as i8 - 1;
+                *x = below(3) as i8 - 1;
             }
             c
         };
         for k in 0..layers[0] {
-            edges.push((0, base[0] + k, 1 + rng.below(5) as i32, [0; 4], None));
+            edges.push((0, base[0] + k, 1 + below(5) as i32, [0; 4], None));
         }
         for layer in 0..3 {
             for a in 0..layers[layer] {
                 for b in 0..layers[layer + 1] {
-                    if rng.below(3) != 0 {
-                        let c = cost(rng);
-                        let cap = 1 + rng.below(4) as i32;
+                    if below(3) != 0 {
+                        let c = cost(below);
+                        let cap = 1 + below(4) as i32;
                         edges.push((base[layer] + a, base[layer + 1] + b, cap, c, None));
                     }
                 }
@@ -361,11 +365,11 @@ mod tests {
         }
         for m in 0..layers[3] {
             let u = base[3] + m;
-            if rng.below(2) == 0 {
-                edges.push((u, sink, 1 + rng.below(3) as i32, [-1, 0, 0, 0], None));
+            if below(2) == 0 {
+                edges.push((u, sink, 1 + below(3) as i32, [-1, 0, 0, 0], None));
             }
-            let b = rng.below(4) as i64;
-            edges.push((u, sink, 1 + rng.below(6) as i32, [0; 4], Some(b)));
+            let b = below(4) as i64;
+            edges.push((u, sink, 1 + below(6) as i32, [0; 4], Some(b)));
         }
         (sink as usize + 1, edges)
     }
@@ -374,7 +378,7 @@ mod tests {
     fn optimised_solver_finds_the_reference_flow_edge_for_edge() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for case in 0..3000 {
-            let (nodes, edges) = random_network(&mut rng);
+            let (nodes, edges) = random_network(&mut |n| rng.below(n), 6);
             let sink = nodes as u32 - 1;
             let mut old = Network::new(nodes);
             let mut new = flow::Network::new(nodes);
@@ -403,7 +407,7 @@ mod tests {
         let mut rng = Rng(0x1234_5678_9abc_def1);
         let mut differ = 0;
         for _ in 0..300 {
-            let (nodes, edges) = random_network(&mut rng);
+            let (nodes, edges) = random_network(&mut |n| rng.below(n), 6);
             let sink = nodes as u32 - 1;
             let mut a = Network::new(nodes);
             let mut b = Network::new(nodes);

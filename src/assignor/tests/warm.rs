@@ -8,58 +8,12 @@ use super::super::flow_reference;
 use super::*;
 
 /// One edge of a random network: (from, to, cap, cost, convex base).
-type Edge = (u32, u32, i32, [i8; 4], Option<i64>);
+type Edge = flow_reference::tests::Spec;
 
-/// A random layered network in the assignor's shape (source → four layers → sink), with
-/// costs in {−1, 0, 1}⁴, floor-like edges and convex member → sink edges.
+/// A random layered network in the assignor's shape (the reference solver's tests' generator,
+/// layers of 1 to 5 nodes).
 fn random_network(rng: &mut Rng) -> (usize, Vec<Edge>) {
-    let layers: Vec<u32> = (0..4).map(|_| 1 + rng.below(5) as u32).collect();
-    let mut base = vec![1u32];
-    for &w in &layers {
-        base.push(base[base.len() - 1] + w);
-    }
-    let sink = base[4];
-    let mut edges = Vec::new();
-    let cost = |rng: &mut Rng| -> [i8; 4] {
-        let mut c = [0i8; 4];
-        for x in &mut c {
-            *x = rng.below(3) as i8 - 1;
-        }
-        c
-    };
-    for k in 0..layers[0] {
-        edges.push((0, base[0] + k, 1 + rng.below(5) as i32, [0; 4], None));
-    }
-    for layer in 0..3 {
-        for a in 0..layers[layer] {
-            for b in 0..layers[layer + 1] {
-                if rng.below(3) != 0 {
-                    let c = cost(rng);
-                    edges.push((
-                        base[layer] + a,
-                        base[layer + 1] + b,
-                        1 + rng.below(4) as i32,
-                        c,
-                        None,
-                    ));
-                }
-            }
-        }
-    }
-    for m in 0..layers[3] {
-        let u = base[3] + m;
-        if rng.below(2) == 0 {
-            edges.push((u, sink, 1 + rng.below(3) as i32, [-1, 0, 0, 0], None));
-        }
-        edges.push((
-            u,
-            sink,
-            1 + rng.below(6) as i32,
-            [0; 4],
-            Some(rng.below(4) as i64),
-        ));
-    }
-    (sink as usize + 1, edges)
+    flow_reference::tests::random_network(&mut |n| rng.below(n), 5)
 }
 
 /// The reference solver's flow on `edges` (value, per-edge flows).
