@@ -11,7 +11,7 @@ use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
 use super::homogeneous::small_enough;
-use super::oracle::{Rng, brute_force, feed_back, permuted, score};
+use super::oracle::{Rng, brute_force, feed_back, permuted, score, worse_caught};
 use super::{member, topic};
 
 /// A random homogeneous, rack-aware spec of up to `members` members and `topics` topics:
@@ -187,23 +187,15 @@ fn broken_variants_are_caught_by_the_oracle() {
     // keepability rule and the check of left-over partitions.
     for variant in [Variant::AllClaimsKeepable, Variant::NoTransportCheck] {
         let mut rng = Rng(61);
-        let (mut caught, mut tried) = (0, 0);
-        while tried < 400 {
-            let kind = rng.below(3);
-            let spec = random_racked(&mut rng, 4, 3, kind);
-            if !small_enough(&spec, 5_000.0) {
-                continue;
-            }
-            let Some(worse) = with_variant(&spec, variant) else {
-                continue;
-            };
-            tried += 1;
-            let s = score(&spec, &worse);
-            assert!(s.is_some(), "variants stay valid: {}", spec.to_json());
-            if s != Some(brute_force(&spec)) {
-                caught += 1;
-            }
-        }
+        let caught = worse_caught(
+            &mut rng,
+            400,
+            &mut |rng| {
+                let kind = rng.below(3);
+                random_racked(rng, 4, 3, kind)
+            },
+            &|spec| with_variant(spec, variant),
+        );
         assert!(caught > 5, "only {caught} worse results caught");
     }
 }

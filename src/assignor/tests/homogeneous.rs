@@ -8,7 +8,7 @@ use super::super::homogeneous::{self, Route};
 use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
-use super::oracle::{Rng, brute_force, feed_back, permuted, score};
+use super::oracle::{Rng, brute_force, feed_back, permuted, score, worse_caught};
 use super::{member, topic};
 
 fn owning(mut m: MemberSpec, topic: &str, parts: &[i32], generation: i32) -> MemberSpec {
@@ -315,25 +315,15 @@ fn ignoring_who_gains_is_caught_by_the_oracle() {
     // on some groups: the brute-force comparison must see it, or it would prove nothing
     // about the fast path's choice of extras.
     let mut rng = Rng(41);
-    let (mut caught, mut tried) = (0, 0);
-    while tried < 300 {
-        let kind = 1 + rng.below(2);
-        let spec = random_homogeneous(&mut rng, 4, 3, kind);
-        if !small_enough(&spec, 5_000.0) {
-            continue;
-        }
-        tried += 1;
-        let worse = ignoring_gains(&spec);
-        let s = score(&spec, &worse);
-        assert!(
-            s.is_some(),
-            "the variant must stay valid: {}",
-            spec.to_json()
-        );
-        if s != Some(brute_force(&spec)) {
-            caught += 1;
-        }
-    }
+    let caught = worse_caught(
+        &mut rng,
+        300,
+        &mut |rng| {
+            let kind = 1 + rng.below(2);
+            random_homogeneous(rng, 4, 3, kind)
+        },
+        &|spec| Some(ignoring_gains(spec)),
+    );
     assert!(caught > 10, "only {caught} worse choices caught");
 }
 

@@ -205,6 +205,39 @@ pub(super) fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
     }
 }
 
+/// How many of `tries` small groups (from `generate`, at most 5,000 brute-force candidates,
+/// and where `variant` gives an assignment) get a worse assignment from `variant` than the
+/// brute-force optimum. Panics when the variant is not even valid and spread: the broken
+/// variants the tests plant must fail only on the objectives.
+pub(super) fn worse_caught(
+    rng: &mut Rng,
+    tries: usize,
+    generate: &mut dyn FnMut(&mut Rng) -> GroupSpec,
+    variant: &dyn Fn(&GroupSpec) -> Option<Assignment>,
+) -> usize {
+    let (mut caught, mut tried) = (0, 0);
+    while tried < tries {
+        let spec = generate(rng);
+        if !super::homogeneous::small_enough(&spec, 5_000.0) {
+            continue;
+        }
+        let Some(worse) = variant(&spec) else {
+            continue;
+        };
+        tried += 1;
+        let s = score(&spec, &worse);
+        assert!(
+            s.is_some(),
+            "the variant must stay valid: {}",
+            spec.to_json()
+        );
+        if s != Some(brute_force(&spec)) {
+            caught += 1;
+        }
+    }
+    caught
+}
+
 /// `spec` in another input order: topics, members, each member's subscriptions and claims,
 /// and each claim's partitions shuffled. The same group, so every assignor must give the same
 /// output (objective 6).
