@@ -19,22 +19,33 @@
 //! uses it only if it respects capacities and conservation (everywhere but the source and
 //! the sink) and is certified: shortest distances d from a virtual root joined to every node
 //! by a zero-cost arc, in the residual network of x₀, computed by a queue-based
-//! Bellman–Ford in rounds, settle within [`CERTIFY_ROUNDS`] rounds. Settled distances satisfy
-//! d(v) ≤ d(u) + c(u,v) on every residual arc, so every reduced cost c(u,v) + d(u) − d(v) is
-//! non-negative and every residual cycle (whose cost is the sum of its reduced costs) has
-//! a non-negative cost: x₀ is of minimum cost among the flows of its value. That is exactly
-//! the invariant the phases above maintain, so they continue from (x₀, d) as from (0, the
-//! DAG distances) and end with a minimum-cost maximum flow. (A convex edge's residual arcs
-//! cost its next and its last unit, as in every phase, so they are the arcs of its unit
-//! decomposition that matter: by convexity the units are filled in order.) A negative
-//! cycle never settles; an uncertified x₀ is undone and the solver starts from zero flow.
-//! Either way the result is a minimum-cost maximum flow; only the time differs.
+//! Bellman–Ford in rounds, settle. Settled distances satisfy d(v) ≤ d(u) + c(u,v) on every
+//! residual arc, so every reduced cost c(u,v) + d(u) − d(v) is non-negative and every
+//! residual cycle (whose cost is the sum of its reduced costs) has a non-negative cost: x₀
+//! is of minimum cost among the flows of its value. That is exactly the invariant the phases
+//! above maintain, so they continue from (x₀, d) as from (0, the DAG distances) and end with
+//! a minimum-cost maximum flow. (A convex edge's residual arcs cost its next and its last
+//! unit, as in every phase, so they are the arcs of its unit decomposition that matter: by
+//! convexity the units are filled in order.)
+//!
+//! While the distances have not settled, every [`CYCLE_CHECK_ROUNDS`](certify::CYCLE_CHECK_ROUNDS) rounds the solver looks
+//! for a cycle among the arcs that last lowered each node's distance. Such a cycle has a
+//! negative cost (its cost is checked again before use); pushing flow around it (one unit if
+//! a convex arc is on it, so that its cost stays what was checked) keeps x₀ a flow of the
+//! same value and lowers its cost, and the search goes on from the distances reached (from
+//! any starting labels, Bellman–Ford settles exactly when no negative cycle is left). This
+//! repairs a proposal that is a few moves from optimal, such as "every claim kept" after a
+//! member joins. Only settling certifies: the cancellations decide the speed, never the
+//! result. If the distances have not settled within [`CERTIFY_ROUNDS`](certify::CERTIFY_ROUNDS) rounds of the last
+//! cancellation, or after [`MAX_CANCELS`](certify::MAX_CANCELS) cancellations and [`WARM_WORK_PASSES`](certify::WARM_WORK_PASSES) passes'
+//! worth of arcs scanned, the flow is undone and the solver starts from zero flow. Either way
+//! the result is a minimum-cost maximum flow; only the time differs.
 //!
 //! Complexity: O(phases × E log B + augmentations × path length), B the number of distinct
 //! tentative distances in a phase; the number of phases is the number of distinct
 //! shortest-path lengths met, small here (about the number of distinct loads times four). A
 //! certified warm start of value v₀ skips the phases that would have carried its v₀ units
-//! at the price of at most [`CERTIFY_ROUNDS`] passes over the arcs.
+//! at the price of at most [`WARM_WORK_PASSES`](certify::WARM_WORK_PASSES) passes over the arcs.
 //!
 //! Layout: the solver copies the edges into adjacency order (CSR), so that scanning a node's
 //! edges reads memory sequentially. Dijkstra keeps one bucket of nodes per distinct tentative
@@ -48,6 +59,8 @@
 //! it may find another minimum-cost maximum flow (tests compare costs and validity).
 
 use std::collections::BTreeMap;
+
+mod certify;
 
 /// A lexicographic cost: earlier components dominate later ones.
 pub(crate) type Cost = [i64; 4];
@@ -90,11 +103,6 @@ struct Arc {
     cost: [i8; 4],
 }
 
-/// The most Bellman–Ford rounds a warm start may take to certify its flow before the solver
-/// gives up on it and starts from zero. A negative cycle would never settle; a flow close to
-/// optimal settles in a few rounds.
-const CERTIFY_ROUNDS: usize = 32;
-
 /// Marks the backward arc of a convex edge.
 const REVERSE: u32 = 1 << 31;
 
@@ -107,16 +115,29 @@ pub(crate) struct Network {
     slot: Vec<u32>,
     /// After [`Network::solve`]: the residual arcs.
     arcs: Vec<Arc>,
-    /// Tests only: accept a warm start that was not certified (a deliberately broken
-    /// solver, to show that the tests catch one).
+    /// Tests only: a deliberately broken solver, to show that the tests catch one.
     #[cfg(test)]
-    pub trust_presets: bool,
+    pub planted: Planted,
+}
+
+/// Tests only: the faults a test may plant in the solver.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Planted {
+    /// The solver as it is.
+    None,
+    /// Accept a warm start after one round of its certification, settled or not.
+    TrustPresets,
+    /// Push one unit more than the room left around a cancelled cycle.
+    Overpush,
 }
 
 #[cfg(test)]
 thread_local! {
     /// Tests only: the warm starts certified on this thread.
     pub(crate) static CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the negative cycles cancelled by warm starts on this thread.
+    pub(crate) static CANCELLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Network {
@@ -129,7 +150,7 @@ impl Network {
             slot: Vec::new(),
             arcs: Vec::new(),
             #[cfg(test)]
-            trust_presets: false,
+            planted: Planted::None,
         }
     }
 
@@ -156,6 +177,16 @@ impl Network {
     /// flow.
     pub fn preset(&mut self, id: usize, flow: i32) {
         self.added[id / 2].preset = flow;
+    }
+
+    /// Adds `delta` units to the flow proposed on the edge `id` (see [`Network::preset`]).
+    pub fn add_preset(&mut self, id: usize, delta: i32) {
+        self.added[id / 2].preset += delta;
+    }
+
+    /// The flow proposed so far on the edge `id`.
+    pub fn preset_on(&self, id: usize) -> i32 {
+        self.added[id / 2].preset
     }
 
     /// Adds a convex edge `u → v` of capacity `cap` whose k-th unit costs
@@ -254,95 +285,6 @@ impl Network {
         self.slot = slot;
         self.arcs = arcs;
         (start, presets)
-    }
-
-    /// The warm start: applies the preset flows and returns potentials under which every
-    /// residual arc has a non-negative reduced cost, with the flow's value; or `None`, with
-    /// the arcs left as they were, if the presets are not a flow or no such potentials were
-    /// found within [`CERTIFY_ROUNDS`] rounds.
-    fn warm_start(
-        &mut self,
-        start: &[u32],
-        presets: &[(u32, i32)],
-        source: u32,
-        sink: u32,
-    ) -> Option<(Vec<Cost>, i64)> {
-        if presets.is_empty() {
-            return None;
-        }
-        let n = self.nodes;
-        // A flow: within capacity, conserved everywhere but at the source and the sink.
-        let mut balance = vec![0i64; n];
-        for &(f, x) in presets {
-            let arc = self.arcs[f as usize];
-            if x < 0 || x > arc.cap {
-                return None;
-            }
-            let from = self.arcs[arc.rev as usize].to as usize;
-            balance[from] -= i64::from(x);
-            balance[arc.to as usize] += i64::from(x);
-        }
-        let value = balance[sink as usize];
-        if balance
-            .iter()
-            .enumerate()
-            .any(|(v, &b)| b != 0 && v != source as usize && v != sink as usize)
-        {
-            return None;
-        }
-        let apply = |arcs: &mut [Arc], sign: i32| {
-            for &(f, x) in presets {
-                let rev = arcs[f as usize].rev as usize;
-                arcs[f as usize].cap -= sign * x;
-                arcs[rev].cap += sign * x;
-            }
-        };
-        apply(&mut self.arcs, 1);
-        // Shortest distances from a virtual root joined to every node by a zero-cost arc
-        // (Bellman–Ford, queue-based, in rounds). They exist, and then are potentials with
-        // non-negative reduced costs, exactly when the residual network has no negative
-        // cycle: when the flow is of minimum cost for its value.
-        let mut dist = vec![ZERO; n];
-        let mut queued = vec![true; n];
-        let mut round: Vec<u32> = (0..n as u32).collect();
-        let mut next_round: Vec<u32> = Vec::new();
-        let mut rounds = 0;
-        while !round.is_empty() {
-            rounds += 1;
-            if rounds > CERTIFY_ROUNDS {
-                #[cfg(test)]
-                if self.trust_presets {
-                    return Some((dist, value));
-                }
-                apply(&mut self.arcs, -1);
-                return None;
-            }
-            for &u in &round {
-                let u = u as usize;
-                queued[u] = false;
-                let du = dist[u];
-                for s in start[u] as usize..start[u + 1] as usize {
-                    let arc = &self.arcs[s];
-                    if arc.cap <= 0 {
-                        continue;
-                    }
-                    let v = arc.to as usize;
-                    let d = add(du, self.cost(s));
-                    if d < dist[v] {
-                        dist[v] = d;
-                        if !queued[v] {
-                            queued[v] = true;
-                            next_round.push(v as u32);
-                        }
-                    }
-                }
-            }
-            std::mem::swap(&mut round, &mut next_round);
-            next_round.clear();
-        }
-        #[cfg(test)]
-        CERTIFIED.with(|c| c.set(c.get() + 1));
-        Some((dist, value))
     }
 
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.

@@ -438,24 +438,27 @@ fn solve(
     if !kept.is_empty() && proposal.hopeless() {
         // A holder suits a receiver when one of its kept classes of the topic is aligned
         // with the receiver's rack (the move then keeps the alignment).
-        let mut kept_by: BTreeMap<(u32, usize), Vec<usize>> = BTreeMap::new();
-        for &(k, _, _, _) in &kept {
-            let class = &classes.classes[ids[k]];
-            if let Some(o) = class.owner {
-                kept_by
-                    .entry((o, local_topic(class.topic)))
-                    .or_default()
-                    .push(k);
-            }
-        }
+        // (holder, topic, class) of every kept class, sorted: a holder's classes of a topic
+        // are a range (a lookup only, so no order leaks into the result).
+        let mut kept_by: Vec<(u32, usize, usize)> = kept
+            .iter()
+            .filter_map(|&(k, _, _, _)| {
+                let class = &classes.classes[ids[k]];
+                class.owner.map(|o| (o, local_topic(class.topic), k))
+            })
+            .collect();
+        kept_by.sort_unstable();
         let subs = proposal.subs.clone();
         let suits = |lt: usize, from: usize, to: usize| {
+            let Some(r) = classes.member_rack[comp.members[subs[lt][to] as usize] as usize] else {
+                return false;
+            };
             let o = comp.members[subs[lt][from] as usize];
-            let rack = classes.member_rack[comp.members[subs[lt][to] as usize] as usize];
-            rack.zip(kept_by.get(&(o, lt))).is_some_and(|(r, ks)| {
-                ks.iter()
-                    .any(|&k| classes.classes[ids[k]].racks.binary_search(&r).is_ok())
-            })
+            let first = kept_by.partition_point(|&(x, y, _)| (x, y) < (o, lt));
+            kept_by[first..]
+                .iter()
+                .take_while(|&&(x, y, _)| (x, y) == (o, lt))
+                .any(|&(_, _, k)| classes.classes[ids[k]].racks.binary_search(&r).is_ok())
         };
         while moves.len() < MAX_MOVES {
             let Some(mv) = proposal.best_move(&suits) else {
@@ -468,10 +471,26 @@ fn solve(
     if !kept.is_empty() && !proposal.hopeless() {
         // Route every moved extra: from one of the holder's classes of the topic (the one
         // whose racks suit the receiver best) through the receiver's pool.
-        let mut flows: BTreeMap<usize, i32> = BTreeMap::new();
         for &(_, supply, e, x) in &kept {
-            flows.insert(supply, x);
-            flows.insert(e, x);
+            net.preset(supply, x);
+            net.preset(e, x);
+        }
+        // The kept classes of each (holder, topic) a move takes from, in class order.
+        let mut kept_at: BTreeMap<(u32, usize), Vec<usize>> = moves
+            .iter()
+            .map(|mv| {
+                let from = comp.members[proposal.subs[mv.topic][mv.from] as usize];
+                ((from, mv.topic), Vec::new())
+            })
+            .collect();
+        for (j, &(k, _, _, _)) in kept.iter().enumerate() {
+            let class = &classes.classes[ids[k]];
+            if let Some(list) = class
+                .owner
+                .and_then(|o| kept_at.get_mut(&(o, local_topic(class.topic))))
+            {
+                list.push(j);
+            }
         }
         for mv in &moves {
             let (from, to) = (
@@ -480,12 +499,10 @@ fn solve(
             );
             let (o, m) = (comp.members[from as usize], comp.members[to as usize]);
             let rack = classes.member_rack[m as usize];
-            let Some(&(k, _, e, _)) = kept
+            let Some(&(k, _, e, _)) = kept_at[&(o, mv.topic)]
                 .iter()
-                .filter(|&&(k, _, e, _)| {
-                    let class = &classes.classes[ids[k]];
-                    class.owner == Some(o) && local_topic(class.topic) == mv.topic && flows[&e] > 0
-                })
+                .map(|&j| &kept[j])
+                .filter(|&&(_, _, e, _)| net.preset_on(e) > 0)
                 .max_by_key(|&&(k, _, _, _)| {
                     let racks = &classes.classes[ids[k]].racks;
                     (
@@ -496,7 +513,7 @@ fn solve(
             else {
                 continue;
             };
-            *flows.entry(e).or_default() -= 1;
+            net.add_preset(e, -1);
             let edges = &class_edges[k];
             let mut route = Vec::new();
             let aligned = edges
@@ -530,7 +547,7 @@ fn solve(
                     .map(|&(edge, _)| edge),
             );
             for edge in route {
-                *flows.entry(edge).or_default() += 1;
+                net.add_preset(edge, 1);
             }
         }
         for (lt, members) in pair_members.iter().enumerate() {
@@ -542,25 +559,22 @@ fn solve(
                 let (floor_edge, extra_edge) = pair_out[(node - pair_nodes.start) as usize];
                 let on_floor = x.min(proposal.floor[lt]);
                 if let Some(e) = floor_edge {
-                    flows.insert(e, on_floor);
+                    net.preset(e, on_floor);
                 }
                 if let Some(e) = extra_edge {
-                    flows.insert(e, x - on_floor);
+                    net.preset(e, x - on_floor);
                 }
             }
         }
         for (lm, &(must, convex)) in member_out.iter().enumerate() {
             let mut x = (proposal.load[lm] - base[lm]) as i32;
             if let Some((e, cap)) = must {
-                flows.insert(e, x.min(cap));
+                net.preset(e, x.min(cap));
                 x -= x.min(cap);
             }
             if let Some(e) = convex {
-                flows.insert(e, x);
+                net.preset(e, x);
             }
-        }
-        for (e, x) in flows {
-            net.preset(e, x);
         }
     }
 

@@ -3,7 +3,7 @@
 //! uniform v2 assignor, which presets every claim kept, stays optimal on groups that leave,
 //! join or come back unchanged.
 
-use super::super::flow::{self, CERTIFIED, Network};
+use super::super::flow::{self, CANCELLED, CERTIFIED, Network, Planted};
 use super::super::flow_reference;
 use super::*;
 
@@ -31,9 +31,9 @@ fn reference(nodes: usize, edges: &[Edge]) -> (i64, Vec<i32>) {
 }
 
 /// The optimised solver on `edges` with `presets` proposed (value, per-edge flows).
-fn solve_with(nodes: usize, edges: &[Edge], presets: &[i32], trust: bool) -> (i64, Vec<i32>) {
+fn solve_with(nodes: usize, edges: &[Edge], presets: &[i32], planted: Planted) -> (i64, Vec<i32>) {
     let mut net = Network::new(nodes);
-    net.trust_presets = trust;
+    net.planted = planted;
     let ids: Vec<usize> = edges
         .iter()
         .map(|&(u, v, cap, c, convex)| match convex {
@@ -116,6 +116,7 @@ fn presets(rng: &mut Rng, nodes: usize, edges: &[Edge], optimum: &[i32]) -> Vec<
 fn warm_started_solver_finds_a_minimum_cost_maximum_flow_whatever_the_presets() {
     let mut rng = Rng(0x77a2_31f0_0c4e_9b15);
     let before = CERTIFIED.with(std::cell::Cell::get);
+    let cancelled_before = CANCELLED.with(std::cell::Cell::get);
     let mut optimum_certified = 0;
     for case in 0..1500 {
         let (nodes, edges) = random_network(&mut rng);
@@ -126,7 +127,7 @@ fn warm_started_solver_finds_a_minimum_cost_maximum_flow_whatever_the_presets() 
             .enumerate()
         {
             let certified = CERTIFIED.with(std::cell::Cell::get);
-            let (v, flows) = solve_with(nodes, &edges, preset, false);
+            let (v, flows) = solve_with(nodes, &edges, preset, Planted::None);
             assert_eq!(v, value, "case {case}, presets {kind}");
             assert!(
                 is_flow(nodes, &edges, &flows),
@@ -151,25 +152,37 @@ fn warm_started_solver_finds_a_minimum_cost_maximum_flow_whatever_the_presets() 
         certified > optimum_certified + 500,
         "only {certified} warm starts certified"
     );
+    // Proposals with negative cycles were repaired rather than dropped.
+    let cancelled = CANCELLED.with(std::cell::Cell::get) - cancelled_before;
+    assert!(
+        cancelled > 2000,
+        "only {cancelled} negative cycles cancelled"
+    );
 }
 
-/// The test above has teeth: a solver that trusts presets it could not certify returns
-/// flows of a higher cost.
+/// The test above has teeth: a solver that trusts presets it has not certified, or that
+/// pushes more than the room left around a negative cycle, returns flows that are not
+/// minimum-cost maximum flows.
 #[test]
-fn a_solver_trusting_uncertified_presets_is_caught() {
-    let mut rng = Rng(0x0dd5_eed5_1234_5678);
-    let mut caught = 0;
-    for _ in 0..300 {
-        let (nodes, edges) = random_network(&mut rng);
-        let (_, optimum) = reference(nodes, &edges);
-        let best = cost_of(&edges, &optimum);
-        let preset = presets(&mut rng, nodes, &edges, &optimum).swap_remove(1);
-        let (_, flows) = solve_with(nodes, &edges, &preset, true);
-        if cost_of(&edges, &flows) != best {
-            caught += 1;
+fn a_solver_trusting_uncertified_presets_or_overpushing_cycles_is_caught() {
+    for planted in [Planted::TrustPresets, Planted::Overpush] {
+        let mut rng = Rng(0x0dd5_eed5_1234_5678);
+        let mut caught = 0;
+        for _ in 0..300 {
+            let (nodes, edges) = random_network(&mut rng);
+            let (value, optimum) = reference(nodes, &edges);
+            let best = cost_of(&edges, &optimum);
+            let preset = presets(&mut rng, nodes, &edges, &optimum).swap_remove(1);
+            let (v, flows) = solve_with(nodes, &edges, &preset, planted);
+            if v != value || !is_flow(nodes, &edges, &flows) || cost_of(&edges, &flows) != best {
+                caught += 1;
+            }
         }
+        assert!(
+            caught > 100,
+            "{planted:?}: only {caught} wrong flows caught"
+        );
     }
-    assert!(caught > 10, "only {caught} wrong flows caught");
 }
 
 /// `spec` without its last member (it leaves).

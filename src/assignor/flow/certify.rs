@@ -1,0 +1,238 @@
+//! The warm start's certification: Bellman–Ford from a virtual root in the residual network
+//! of the proposed flow, cancelling the negative cycles it meets (the argument is in the
+//! parent module's docs).
+
+use super::{Arc, Cost, NONE, Network, ZERO, add};
+#[cfg(test)]
+use super::{CANCELLED, CERTIFIED, Planted};
+
+/// The most Bellman–Ford rounds a warm start may take, after its last cancelled cycle, to
+/// certify its flow before the solver gives up on it and starts from zero. A flow close to
+/// optimal settles in a few rounds.
+pub(super) const CERTIFY_ROUNDS: usize = 32;
+
+/// The warm start looks for a cycle among the last improving arcs every this many rounds.
+pub(super) const CYCLE_CHECK_ROUNDS: usize = 4;
+
+/// The most negative cycles the warm start cancels before it gives up on the proposal.
+pub(super) const MAX_CANCELS: usize = 1024;
+
+/// The warm start gives up once it has scanned this many times as many arcs as the network
+/// has: it then costs about as much as a few phases of a cold start.
+pub(super) const WARM_WORK_PASSES: usize = 32;
+
+impl Network {
+    /// The warm start: applies the preset flows, cancels the negative cycles it meets, and
+    /// returns potentials under which every residual arc has a non-negative reduced cost,
+    /// with the flow's value; or `None`, with the arcs left as they were, if the presets are
+    /// not a flow or no such potentials were found within the limits of the module docs.
+    pub(super) fn warm_start(
+        &mut self,
+        start: &[u32],
+        presets: &[(u32, i32)],
+        source: u32,
+        sink: u32,
+    ) -> Option<(Vec<Cost>, i64)> {
+        if presets.is_empty() {
+            return None;
+        }
+        let n = self.nodes;
+        // A flow: within capacity, conserved everywhere but at the source and the sink.
+        let mut balance = vec![0i64; n];
+        for &(f, x) in presets {
+            let arc = self.arcs[f as usize];
+            if x < 0 || x > arc.cap {
+                return None;
+            }
+            let from = self.arcs[arc.rev as usize].to as usize;
+            balance[from] -= i64::from(x);
+            balance[arc.to as usize] += i64::from(x);
+        }
+        let value = balance[sink as usize];
+        if balance
+            .iter()
+            .enumerate()
+            .any(|(v, &b)| b != 0 && v != source as usize && v != sink as usize)
+        {
+            return None;
+        }
+        let original: Vec<i32> = self.arcs.iter().map(|a| a.cap).collect();
+        for &(f, x) in presets {
+            let rev = self.arcs[f as usize].rev as usize;
+            self.arcs[f as usize].cap -= x;
+            self.arcs[rev].cap += x;
+        }
+        // Shortest distances from a virtual root joined to every node by a zero-cost arc
+        // (Bellman–Ford, queue-based, in rounds). They exist, and then are potentials with
+        // non-negative reduced costs, exactly when the residual network has no negative
+        // cycle: when the flow is of minimum cost for its value. A cycle in the graph of the
+        // last improving arcs is a negative residual cycle; it is cancelled (the flow stays a
+        // flow of the same value, of a strictly lower cost) and the search goes on.
+        let mut dist = vec![ZERO; n];
+        let mut queued = vec![true; n];
+        let mut parent = vec![NONE; n];
+        let mut walk = Walk::new(n);
+        let mut round: Vec<u32> = (0..n as u32).collect();
+        let mut next_round: Vec<u32> = Vec::new();
+        let mut rounds = 0;
+        let mut cancelled = 0;
+        let mut work = 0usize;
+        let budget = WARM_WORK_PASSES * self.arcs.len().max(n);
+        while !round.is_empty() {
+            rounds += 1;
+            if rounds > CERTIFY_ROUNDS || work > budget {
+                // Undo the presets and every cancellation: back to zero flow.
+                for (arc, cap) in self.arcs.iter_mut().zip(original) {
+                    arc.cap = cap;
+                }
+                return None;
+            }
+            for &u in &round {
+                let u = u as usize;
+                queued[u] = false;
+                let du = dist[u];
+                let arcs = start[u] as usize..start[u + 1] as usize;
+                work += arcs.len();
+                for s in arcs {
+                    let arc = &self.arcs[s];
+                    if arc.cap <= 0 {
+                        continue;
+                    }
+                    let v = arc.to as usize;
+                    let d = add(du, self.cost(s));
+                    if d < dist[v] {
+                        dist[v] = d;
+                        parent[v] = s as u32;
+                        if !queued[v] {
+                            queued[v] = true;
+                            next_round.push(v as u32);
+                        }
+                    }
+                }
+            }
+            std::mem::swap(&mut round, &mut next_round);
+            next_round.clear();
+            #[cfg(test)]
+            if self.planted == Planted::TrustPresets {
+                return Some((dist, value));
+            }
+            if rounds % CYCLE_CHECK_ROUNDS == 0 && cancelled < MAX_CANCELS {
+                while let Some(cycle) = walk.find_cycle(&round, &parent, &self.arcs) {
+                    work += cycle.len();
+                    if !self.cancel(&cycle) {
+                        // A stale cycle (an arc of it changed since): forget it.
+                        for &s in &cycle {
+                            parent[self.arcs[s as usize].to as usize] = NONE;
+                        }
+                        break;
+                    }
+                    cancelled += 1;
+                    rounds = 0;
+                    for &s in &cycle {
+                        let v = self.arcs[s as usize].to as usize;
+                        parent[v] = NONE;
+                        if !queued[v] {
+                            queued[v] = true;
+                            round.push(v as u32);
+                        }
+                    }
+                    if cancelled == MAX_CANCELS {
+                        break;
+                    }
+                }
+            }
+        }
+        #[cfg(test)]
+        CERTIFIED.with(|c| c.set(c.get() + 1));
+        Some((dist, value))
+    }
+
+    /// Pushes as much flow as possible around `cycle` (residual arc slots, each arc's head the
+    /// next one's tail), one unit where a convex arc is on it, if every arc has room and the
+    /// cycle's cost is negative; returns whether it did. The flow stays a flow of the same
+    /// value, of a strictly lower cost.
+    fn cancel(&mut self, cycle: &[u32]) -> bool {
+        let mut cost = ZERO;
+        let mut push = i32::MAX;
+        for &s in cycle {
+            let arc = &self.arcs[s as usize];
+            if arc.cap <= 0 {
+                return false;
+            }
+            push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
+            cost = add(cost, self.cost(s as usize));
+        }
+        if cost >= ZERO {
+            return false;
+        }
+        #[cfg(test)]
+        {
+            if self.planted == Planted::Overpush {
+                push += 1;
+            }
+            CANCELLED.with(|c| c.set(c.get() + 1));
+        }
+        for &s in cycle {
+            let rev = self.arcs[s as usize].rev as usize;
+            self.arcs[s as usize].cap -= push;
+            self.arcs[rev].cap += push;
+        }
+        true
+    }
+}
+
+/// Cycle detection in the graph of the arcs that last improved each node's distance.
+struct Walk {
+    /// The walk that last visited each node.
+    stamp: Vec<u32>,
+    /// The last walk's number.
+    last: u32,
+}
+
+impl Walk {
+    fn new(n: usize) -> Walk {
+        Walk {
+            stamp: vec![0; n],
+            last: 0,
+        }
+    }
+
+    /// A cycle of the parent graph (`parent[v]` the slot of the arc that last improved v, or
+    /// [`NONE`]) reached from one of `from`, as its arc slots in order; each node is visited
+    /// at most once per call.
+    fn find_cycle(&mut self, from: &[u32], parent: &[u32], arcs: &[Arc]) -> Option<Vec<u32>> {
+        let tail = |s: u32| arcs[arcs[s as usize].rev as usize].to as usize;
+        let first = self.last;
+        for &v0 in from {
+            self.last += 1;
+            let id = self.last;
+            let mut v = v0 as usize;
+            loop {
+                if self.stamp[v] == id {
+                    let mut cycle = Vec::new();
+                    let mut u = v;
+                    loop {
+                        let s = parent[u];
+                        cycle.push(s);
+                        u = tail(s);
+                        if u == v {
+                            break;
+                        }
+                    }
+                    cycle.reverse();
+                    return Some(cycle);
+                }
+                if self.stamp[v] > first {
+                    // Met an earlier walk of this call: nothing new beyond.
+                    break;
+                }
+                self.stamp[v] = id;
+                match parent[v] {
+                    NONE => break,
+                    s => v = tail(s),
+                }
+            }
+        }
+        None
+    }
+}
