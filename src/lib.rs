@@ -16,7 +16,8 @@ pub mod protocol;
 
 pub use assignor::{ASSIGNOR_NAMES, Range, UniformV1, UniformV2, assignor_by_name};
 pub use assignor::{
-    Assignment, Assignor, GroupSpec, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
+    Assignment, AssignmentMap, Assignor, GroupSpec, MemberSpec, MemberTopics, OwnedPartitions,
+    SpecError, TopicSpec,
 };
 pub use codec::{
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, CooperativeAssignment, DecodeError,

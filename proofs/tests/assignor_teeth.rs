@@ -1,7 +1,7 @@
 //! The checker has teeth: for each property, a deliberately broken output (or assignor) is
 //! named by the right [`Violation`], with the right partition, members and numbers.
 
-use rebalance::{Assignment, GroupSpec, SpecError, TopicPartition};
+use rebalance::{Assignment, AssignmentMap, GroupSpec, SpecError, TopicPartition};
 use rebalance_proofs::assignor::{
     Oracle, Violation, check, check_determinism, check_fixed_point, check_with, oracle_assignment,
 };
@@ -295,9 +295,9 @@ type AssignFn = fn(&GroupSpec) -> Result<Assignment, SpecError>;
 
 /// A broken assignor: round-robin over the partitions in the order members are listed.
 fn order_dependent(spec: &GroupSpec) -> Result<Assignment, SpecError> {
-    let mut out = Assignment::default();
+    let mut out = AssignmentMap::new();
     for m in &spec.members {
-        out.assignment.insert(m.member_id(), Default::default());
+        out.insert(m.member_id(), Default::default());
     }
     let mut next = 0;
     for t in &spec.topics {
@@ -312,11 +312,11 @@ fn order_dependent(spec: &GroupSpec) -> Result<Assignment, SpecError> {
             }
             let m = subs[next % subs.len()];
             next += 1;
-            let entry = out.assignment.get_mut(&m.member_id()).expect("inserted");
+            let entry = out.get_mut(&m.member_id()).expect("inserted");
             entry.entry(t.name.clone()).or_default().push(p);
         }
     }
-    Ok(out)
+    Ok(Assignment::from(out))
 }
 
 /// A broken assignor: optimal, but shifted by the highest generation, so it never settles.
@@ -330,15 +330,14 @@ fn restless(spec: &GroupSpec) -> Result<Assignment, SpecError> {
         .max(0) as usize;
     let mut fresh = spec.clone();
     fresh.members.iter_mut().for_each(|m| m.owned.clear());
-    let base = oracle_assignment(&fresh)?;
-    let ids: Vec<_> = base.assignment.keys().cloned().collect();
-    let mut out = Assignment::default();
+    let base = oracle_assignment(&fresh)?.to_map();
+    let ids: Vec<_> = base.keys().cloned().collect();
+    let mut out = AssignmentMap::new();
     for (i, id) in ids.iter().enumerate() {
         let from = &ids[(i + shift) % ids.len()];
-        out.assignment
-            .insert(id.clone(), base.assignment[from].clone());
+        out.insert(id.clone(), base[from].clone());
     }
-    Ok(out)
+    Ok(Assignment::from(out))
 }
 
 #[test]

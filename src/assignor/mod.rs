@@ -29,50 +29,13 @@
 //!    members, topics, subscriptions or claims in the input; remaining ties are broken by
 //!    member id, topic name and partition number.
 
+pub mod assignment;
 pub mod spec;
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
+pub use assignment::{Assignment, AssignmentMap, MemberTopics};
 pub use spec::{
     GroupSpec, MAX_PARTITIONS_PER_TOPIC, MemberSpec, OwnedPartitions, SpecError, TopicSpec,
 };
-
-use crate::ids::MemberId;
-
-/// The result of an assignor: for every member of the spec (even those given nothing), the
-/// partitions it gets, by topic. Members and topics iterate in sorted order; partition lists
-/// are ascending; topics with no partitions for a member are left out.
-///
-/// Serialises as `{"assignment": {"A": {"T1": [0, 1]}, "B": {}}}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct Assignment {
-    /// Member id → topic → ascending partition numbers.
-    pub assignment: BTreeMap<MemberId, BTreeMap<String, Vec<i32>>>,
-}
-
-impl Assignment {
-    /// The assignment as compact JSON in the documented output format.
-    #[must_use]
-    pub fn to_json(&self) -> String {
-        // Maps of strings to integer vectors always serialise.
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    /// Parses an assignment from its JSON format.
-    ///
-    /// # Errors
-    /// [`SpecError::Json`] with the line and column of malformed input.
-    pub fn from_json(text: &str) -> Result<Assignment, SpecError> {
-        serde_json::from_str(text).map_err(|e| SpecError::Json {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })
-    }
-}
 
 /// A partition assignor: a pure function from a group spec to an assignment.
 ///

@@ -2,8 +2,6 @@
 //! by id, topics sorted by name, subscriptions deduplicated and restricted to existing topics.
 //! Working on this form, never on the input order, is what makes the assignors deterministic.
 
-use std::collections::BTreeMap;
-
 use rustc_hash::FxHashMap;
 
 use super::{Assignment, GroupSpec, MemberSpec, TopicSpec};
@@ -82,25 +80,13 @@ impl<'a> Problem<'a> {
     ///
     /// `lists[m]` holds `(topic index, partition)` pairs in any order.
     pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
-        // Both maps are built in bulk from sorted sequences (no search per insertion): the
-        // output has an entry per (member, topic), which with spread is every pair.
-        let assignment = lists
-            .into_iter()
-            .enumerate()
-            .map(|(m, mut list)| {
-                if !list.is_sorted() {
-                    list.sort_unstable();
-                }
-                let topics: BTreeMap<String, Vec<i32>> = list
-                    .chunk_by(|a, b| a.0 == b.0)
-                    .map(|run| {
-                        let name = self.topics[run[0].0 as usize].name.clone();
-                        (name, run.iter().map(|&(_, p)| p).collect())
-                    })
-                    .collect();
-                (MemberId(self.members[m].id.clone()), topics)
-            })
-            .collect();
-        Assignment { assignment }
+        let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
+        let members = lists.into_iter().enumerate().map(|(m, mut list)| {
+            if !list.is_sorted() {
+                list.sort_unstable();
+            }
+            (MemberId(self.members[m].id.clone()), list)
+        });
+        Assignment::from_sorted(&names, members)
     }
 }

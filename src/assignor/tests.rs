@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::ids::MemberId;
 
 mod aligned;
 mod homogeneous;
@@ -43,9 +44,10 @@ fn reference() -> GroupSpec {
 }
 
 fn parts(a: &Assignment, m: &str) -> Vec<(String, i32)> {
-    a.assignment[&MemberId::from(m)]
+    a.member(m)
         .iter()
-        .flat_map(|(t, ps)| ps.iter().map(move |&p| (t.clone(), p)))
+        .flat_map(|ts| ts.iter())
+        .flat_map(|(t, ps)| ps.iter().map(move |&p| (t.to_owned(), p)))
         .collect()
 }
 
@@ -156,7 +158,7 @@ fn uniform_v2_is_valid_and_spread_on_medium_groups() {
         let spec = medium_spec(&mut rng);
         let a = UniformV2.assign(&spec).unwrap();
         assert!(score(&spec, &a).is_some(), "{}", spec.to_json());
-        assert_eq!(a.assignment.len(), spec.members.len());
+        assert_eq!(a.len(), spec.members.len());
     }
 }
 
@@ -184,15 +186,13 @@ fn spread_beats_stickiness() {
     assert_eq!(parts(&a, "A"), tp(&[("T", 0), ("T", 1)]));
     assert_eq!(parts(&a, "B"), tp(&[("T", 2), ("T", 3)]));
     // Keeping all four is refused by the spread check.
-    let mut sticky = a.clone();
-    sticky.assignment.insert(
+    let mut sticky = a.to_map();
+    sticky.insert(
         MemberId::from("A"),
         BTreeMap::from([("T".into(), vec![0, 1, 2, 3])]),
     );
-    sticky
-        .assignment
-        .insert(MemberId::from("B"), BTreeMap::new());
-    assert_eq!(score(&spec, &sticky), None);
+    sticky.insert(MemberId::from("B"), BTreeMap::new());
+    assert_eq!(score(&spec, &Assignment::from(sticky)), None);
 }
 
 #[test]

@@ -102,7 +102,7 @@ impl Assignor for StickyTestAssignor {
                 }
             }
         }
-        Ok(Assignment { assignment: out })
+        Ok(Assignment::from(out))
     }
 }
 

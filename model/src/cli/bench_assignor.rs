@@ -325,12 +325,12 @@ impl SplitMix {
 fn with_owned(full: &GroupSpec, assignment: &Assignment) -> GroupSpec {
     let mut spec = full.clone();
     for member in &mut spec.members {
-        if let Some(topics) = assignment.assignment.get(&member.member_id()) {
+        if let Some(topics) = assignment.member(&member.id) {
             member.owned = topics
                 .iter()
                 .map(|(t, ps)| OwnedPartitions {
-                    topic: t.clone(),
-                    partitions: ps.clone(),
+                    topic: t.to_owned(),
+                    partitions: ps.to_vec(),
                 })
                 .collect();
             member.generation = 1;

@@ -18,7 +18,9 @@ use rebalance::protocol::{
     AssignorRef, Cluster, ClusterError, CoordinatorConfig, Fault, FaultSet, MemberConfig,
     RebalanceProtocol,
 };
-use rebalance::{Assignment, Assignor, GroupSpec, MemberId, SpecError, TopicPartition};
+use rebalance::{
+    Assignment, AssignmentMap, Assignor, GroupSpec, MemberId, SpecError, TopicPartition,
+};
 use thiserror::Error;
 
 use super::render::ownership_text;
@@ -177,7 +179,7 @@ impl Assignor for SetupAssignor {
             return self.inner.get().assign(spec);
         }
         spec.validate()?;
-        let mut assignment = Assignment::default();
+        let mut assignment = AssignmentMap::new();
         for member in &spec.members {
             let id = member.member_id();
             let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
@@ -187,9 +189,9 @@ impl Assignor for SetupAssignor {
                     .or_default()
                     .push(tp.partition);
             }
-            assignment.assignment.insert(id, by_topic);
+            assignment.insert(id, by_topic);
         }
-        Ok(assignment)
+        Ok(Assignment::from(assignment))
     }
 }
 

@@ -30,7 +30,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use rebalance::{Assignment, GroupSpec, SpecError, TopicPartition};
+use rebalance::{Assignment, AssignmentMap, GroupSpec, SpecError, TopicPartition};
 
 use super::problem::{Objectives, Owners, Problem, TopicView, objectives};
 use super::violation::Violation;
@@ -200,14 +200,17 @@ fn validity(problem: &Problem, output: &Assignment, out: &mut Vec<Violation>) ->
         .iter()
         .map(|t| vec![Vec::new(); t.partitions as usize])
         .collect();
+    // The checker reads the output as plain maps: what it lists, independently of how the
+    // crate stores it.
+    let output = output.to_map();
     for m in &problem.members {
-        if !output.assignment.keys().any(|k| k.as_str() == m.id) {
+        if !output.keys().any(|k| k.as_str() == m.id) {
             out.push(Violation::MissingMember {
                 member: m.id.clone(),
             });
         }
     }
-    for (member_id, topics) in &output.assignment {
+    for (member_id, topics) in &output {
         let Some(m) = problem.member_index(member_id.as_str()) else {
             out.push(Violation::UnknownMember {
                 member: member_id.0.clone(),
@@ -346,21 +349,20 @@ fn local_balance(problem: &Problem, owners: &Owners, loads: &[u32], out: &mut Ve
 /// An assignment in the output format from the index form (used by generators and oracles).
 #[must_use]
 pub fn to_assignment(problem: &Problem, owners: &Owners) -> Assignment {
-    let mut out = Assignment::default();
+    let mut out = AssignmentMap::new();
     for m in &problem.members {
-        out.assignment.insert(m.id.as_str().into(), BTreeMap::new());
+        out.insert(m.id.as_str().into(), BTreeMap::new());
     }
     for (t, row) in owners.iter().enumerate() {
         for (p, &m) in row.iter().enumerate() {
-            out.assignment
-                .entry(problem.members[m].id.as_str().into())
+            out.entry(problem.members[m].id.as_str().into())
                 .or_default()
                 .entry(problem.topics[t].name.clone())
                 .or_default()
                 .push(p as i32);
         }
     }
-    out
+    Assignment::from(out)
 }
 
 /// One optimal assignment of a valid spec, computed by the flow oracle (never the assignor).

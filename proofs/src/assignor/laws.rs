@@ -26,14 +26,13 @@ pub fn with_owned(spec: &GroupSpec, output: &Assignment) -> GroupSpec {
     for member in &mut next.members {
         member.generation = generation;
         member.owned = output
-            .assignment
-            .get(&member.member_id())
+            .member(&member.id)
             .map(|topics| {
                 topics
                     .iter()
                     .map(|(topic, partitions)| OwnedPartitions {
-                        topic: topic.clone(),
-                        partitions: partitions.clone(),
+                        topic: topic.to_owned(),
+                        partitions: partitions.to_vec(),
                     })
                     .collect()
             })
@@ -179,10 +178,10 @@ where
 }
 
 fn first_difference(a: &Assignment, b: &Assignment) -> (String, String, String) {
-    let members: std::collections::BTreeSet<_> =
-        a.assignment.keys().chain(b.assignment.keys()).collect();
+    let (a, b) = (a.to_map(), b.to_map());
+    let members: std::collections::BTreeSet<_> = a.keys().chain(b.keys()).collect();
     for m in members {
-        let (x, y) = (a.assignment.get(m), b.assignment.get(m));
+        let (x, y) = (a.get(m), b.get(m));
         if x != y {
             return (m.0.clone(), show(x), show(y));
         }

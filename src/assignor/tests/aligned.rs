@@ -250,7 +250,7 @@ fn a_joiner_takes_partitions_it_can_align() {
     };
     let a = UniformV2.assign(&spec).unwrap();
     assert_eq!(score(&spec, &a), Some(brute_force(&spec)));
-    assert_eq!(a.assignment[&MemberId("D".into())]["T1"], vec![1]);
+    assert_eq!(a.partitions("D", "T1").unwrap(), vec![1]);
     // The greedy alone would take the extras from the highest id (C); the repair moved it.
     assert!(matches!(outcomes(&spec)[..], [Some(_)]));
 }

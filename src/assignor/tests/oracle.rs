@@ -13,7 +13,7 @@ pub(super) fn score(spec: &GroupSpec, a: &Assignment) -> Option<(i64, i64, i64)>
     let problem = Problem::new(spec);
     let owners = super::claims::previous_owners(&problem);
     let mut holder: BTreeMap<(String, i32), String> = BTreeMap::new();
-    for (m, topics) in &a.assignment {
+    for (m, topics) in &a.to_map() {
         let spec_member = spec.members.iter().find(|x| x.id == m.0)?;
         for (t, ps) in topics {
             for &p in ps {
@@ -68,9 +68,8 @@ pub(super) fn score(spec: &GroupSpec, a: &Assignment) -> Option<(i64, i64, i64)>
         }
     }
     let sumsq = a
-        .assignment
-        .values()
-        .map(|ts| ts.values().map(|v| v.len() as i64).sum::<i64>().pow(2))
+        .iter()
+        .map(|(_, ts)| (ts.partition_count() as i64).pow(2))
         .sum();
     Some((sumsq, aligned, kept))
 }
@@ -299,11 +298,13 @@ pub(super) fn medium_spec(rng: &mut Rng) -> GroupSpec {
 pub(super) fn feed_back(spec: &GroupSpec, a: &Assignment) -> GroupSpec {
     let mut next = spec.clone();
     for m in &mut next.members {
-        m.owned = a.assignment[&m.member_id()]
+        m.owned = a
+            .member(&m.id)
             .iter()
+            .flat_map(|ts| ts.iter())
             .map(|(t, ps)| OwnedPartitions {
-                topic: t.clone(),
-                partitions: ps.clone(),
+                topic: t.to_owned(),
+                partitions: ps.to_vec(),
             })
             .collect();
         m.generation = 10;

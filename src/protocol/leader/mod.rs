@@ -180,14 +180,10 @@ pub(crate) fn target(input: &LeaderInput<'_>, claims: &Claims) -> Result<Ownersh
         .keys()
         .map(|m| (m.clone(), BTreeSet::new()))
         .collect();
-    for (member, topics) in assignment.assignment {
-        if let Some(set) = out.get_mut(&member) {
-            for (topic, partitions) in topics {
-                set.extend(
-                    partitions
-                        .into_iter()
-                        .map(|p| TopicPartition::new(topic.clone(), p)),
-                );
+    for (member, topics) in &assignment {
+        if let Some(set) = out.get_mut(member) {
+            for (topic, partitions) in topics.iter() {
+                set.extend(partitions.iter().map(|&p| TopicPartition::new(topic, p)));
             }
         }
     }

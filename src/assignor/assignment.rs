@@ -1,0 +1,369 @@
+//! The output of an assignor, stored flat.
+//!
+//! With spread, an assignment has an entry per (member, subscribed topic): 50,000 lists for
+//! 1,000 members over 100 topics at 50 partitions each. A map of maps allocates a topic name
+//! and a list for each; this form keeps four arrays (topic names, members, topic runs,
+//! partitions), so that building and dropping an assignment costs a few allocations per
+//! member rather than two per list.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Deserialize, Serialize};
+
+use super::SpecError;
+use crate::ids::MemberId;
+
+/// Member id → topic → partitions as plain ordered maps: the form to build or edit an
+/// assignment by hand (tests, checkers, other assignors). Converts both ways with
+/// [`Assignment`] (`From` and [`Assignment::to_map`]) without changing its content.
+pub type AssignmentMap = BTreeMap<MemberId, BTreeMap<String, Vec<i32>>>;
+
+/// The result of an assignor: for every member of the spec (even those given nothing), the
+/// partitions it gets, by topic. Members iterate by id and topics by name; each list keeps the
+/// order it was given in (the assignors give them ascending, and leave out topics with no
+/// partitions for a member).
+///
+/// Serialises as `{"assignment": {"A": {"T1": [0, 1]}, "B": {}}}`. Two assignments are equal
+/// exactly when their [maps](Assignment::to_map) are.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Assignment {
+    /// The topic names that occur, ascending and distinct.
+    topics: Vec<String>,
+    /// Members ascending by id, each with the end of its runs in `runs`.
+    members: Vec<(MemberId, u32)>,
+    /// Per member, ascending by topic: (index into `topics`, end of its list in `partitions`).
+    runs: Vec<(u32, u32)>,
+    /// Every list, one after the other.
+    partitions: Vec<i32>,
+}
+
+/// One member's part of an [`Assignment`]: its topics (by name) and their partition lists.
+#[derive(Clone, Copy)]
+pub struct MemberTopics<'a> {
+    assignment: &'a Assignment,
+    /// Indices into the assignment's runs: `start..end`.
+    start: usize,
+    end: usize,
+}
+
+impl Assignment {
+    /// The number of members.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether there are no members.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The members, ascending by id, with their topics.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&MemberId, MemberTopics<'_>)> + '_ {
+        (0..self.members.len()).map(|i| (&self.members[i].0, self.topics_of(i)))
+    }
+
+    /// The member ids, ascending.
+    pub fn member_ids(&self) -> impl ExactSizeIterator<Item = &MemberId> + '_ {
+        self.members.iter().map(|(id, _)| id)
+    }
+
+    /// The topics of the member `id`, or `None` if it is not in the assignment.
+    #[must_use]
+    pub fn member(&self, id: &str) -> Option<MemberTopics<'_>> {
+        self.members
+            .binary_search_by(|(m, _)| m.as_str().cmp(id))
+            .ok()
+            .map(|i| self.topics_of(i))
+    }
+
+    /// The partitions of `topic` assigned to the member `id`, if any list is there.
+    #[must_use]
+    pub fn partitions(&self, id: &str, topic: &str) -> Option<&[i32]> {
+        self.member(id)?.get(topic)
+    }
+
+    /// The same content as ordered maps.
+    #[must_use]
+    pub fn to_map(&self) -> AssignmentMap {
+        self.iter()
+            .map(|(id, topics)| {
+                let lists = topics
+                    .iter()
+                    .map(|(t, parts)| (t.to_owned(), parts.to_vec()))
+                    .collect();
+                (id.clone(), lists)
+            })
+            .collect()
+    }
+
+    /// The assignment as compact JSON in the documented output format.
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        // Strings and integer lists always serialise.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Parses an assignment from its JSON format.
+    ///
+    /// # Errors
+    /// [`SpecError::Json`] with the line and column of malformed input.
+    pub fn from_json(text: &str) -> Result<Assignment, SpecError> {
+        serde_json::from_str(text).map_err(|e| SpecError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })
+    }
+
+    fn topics_of(&self, i: usize) -> MemberTopics<'_> {
+        let start = if i == 0 { 0 } else { self.members[i - 1].1 };
+        MemberTopics {
+            assignment: self,
+            start: start as usize,
+            end: self.members[i].1 as usize,
+        }
+    }
+
+    /// Builds an assignment from members given ascending by id, each with its lists as
+    /// `(topic index, partition)` pairs sorted by topic index, where topic indices number
+    /// `names` (ascending and distinct) in order. Only the topics that occur are kept.
+    pub(crate) fn from_sorted(
+        names: &[&str],
+        members: impl Iterator<Item = (MemberId, Vec<(u32, i32)>)>,
+    ) -> Assignment {
+        let mut out = Assignment::default();
+        let mut used = vec![u32::MAX; names.len()];
+        for (id, list) in members {
+            for run in list.chunk_by(|a, b| a.0 == b.0) {
+                let t = run[0].0 as usize;
+                out.partitions.extend(run.iter().map(|&(_, p)| p));
+                out.runs.push((t as u32, out.partitions.len() as u32));
+                used[t] = 0;
+            }
+            debug_assert!(out.members.last().is_none_or(|(last, _)| *last < id));
+            out.members.push((id, out.runs.len() as u32));
+        }
+        // Number the topics that occur, in name order, and renumber the runs.
+        for (t, slot) in used.iter_mut().enumerate() {
+            if *slot == 0 {
+                *slot = out.topics.len() as u32;
+                out.topics.push(names[t].to_owned());
+            }
+        }
+        for run in &mut out.runs {
+            run.0 = used[run.0 as usize];
+        }
+        out
+    }
+}
+
+impl From<AssignmentMap> for Assignment {
+    fn from(map: AssignmentMap) -> Assignment {
+        let names: BTreeSet<&str> = map
+            .values()
+            .flat_map(|topics| topics.keys().map(String::as_str))
+            .collect();
+        let names: Vec<&str> = names.into_iter().collect();
+        let mut out = Assignment {
+            topics: names.iter().map(|&t| t.to_owned()).collect(),
+            ..Assignment::default()
+        };
+        for (id, topics) in &map {
+            for (t, parts) in topics {
+                // Every name is in the table: it was collected from these maps.
+                let t = names.binary_search(&t.as_str()).map_or(0, |i| i as u32);
+                out.partitions.extend_from_slice(parts);
+                out.runs.push((t, out.partitions.len() as u32));
+            }
+            out.members.push((id.clone(), out.runs.len() as u32));
+        }
+        out
+    }
+}
+
+impl<'a> MemberTopics<'a> {
+    /// The topics, ascending by name, each with its partition list.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&'a str, &'a [i32])> + use<'a> {
+        let a = self.assignment;
+        (self.start..self.end).map(move |r| {
+            let start = if r == 0 { 0 } else { a.runs[r - 1].1 };
+            let (t, end) = a.runs[r];
+            (
+                a.topics[t as usize].as_str(),
+                &a.partitions[start as usize..end as usize],
+            )
+        })
+    }
+
+    /// The partition list of `topic`, if the member has one.
+    #[must_use]
+    pub fn get(&self, topic: &str) -> Option<&'a [i32]> {
+        self.iter()
+            .find(|&(t, _)| t == topic)
+            .map(|(_, parts)| parts)
+    }
+
+    /// The number of topics with a list.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether the member has no list at all.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+
+    /// The total number of partitions over all its lists.
+    #[must_use]
+    pub fn partition_count(&self) -> usize {
+        self.iter().map(|(_, parts)| parts.len()).sum()
+    }
+}
+
+impl fmt::Debug for MemberTopics<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl fmt::Debug for Assignment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for MemberTopics<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.len()))?;
+        for (t, parts) in self.iter() {
+            map.serialize_entry(t, parts)?;
+        }
+        map.end()
+    }
+}
+
+/// The members' map, the one field of the JSON form.
+struct Members<'a>(&'a Assignment);
+
+impl Serialize for Members<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (id, topics) in self.0.iter() {
+            map.serialize_entry(id, &topics)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Assignment {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut outer = s.serialize_struct("Assignment", 1)?;
+        outer.serialize_field("assignment", &Members(self))?;
+        outer.end()
+    }
+}
+
+/// The JSON form as read.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wire {
+    assignment: AssignmentMap,
+}
+
+impl<'de> Deserialize<'de> for Assignment {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Assignment, D::Error> {
+        Wire::deserialize(d).map(|w| Assignment::from(w.assignment))
+    }
+}
+
+impl<'a> IntoIterator for &'a Assignment {
+    type Item = (&'a MemberId, MemberTopics<'a>);
+    type IntoIter = Box<dyn ExactSizeIterator<Item = Self::Item> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> AssignmentMap {
+        let mut map = AssignmentMap::new();
+        map.insert(
+            MemberId::from("B"),
+            [("T2".to_owned(), vec![3, 1]), ("T1".to_owned(), vec![0])]
+                .into_iter()
+                .collect(),
+        );
+        map.insert(MemberId::from("A"), BTreeMap::new());
+        map.insert(
+            MemberId::from("C"),
+            [("T1".to_owned(), vec![2]), ("T0".to_owned(), vec![])]
+                .into_iter()
+                .collect(),
+        );
+        map
+    }
+
+    #[test]
+    fn the_map_round_trips_with_its_order_and_empty_lists() {
+        let map = sample();
+        let a = Assignment::from(map.clone());
+        assert_eq!(a.to_map(), map);
+        assert_eq!(a.len(), 3);
+        assert_eq!(a.partitions("B", "T2"), Some(&[3, 1][..]));
+        assert_eq!(a.partitions("C", "T0"), Some(&[][..]));
+        assert_eq!(a.partitions("C", "T2"), None);
+        assert!(a.member("A").is_some_and(|t| t.is_empty()));
+        assert!(a.member("D").is_none());
+        assert_eq!(a.member("B").map(|t| t.partition_count()), Some(3));
+        let ids: Vec<&str> = a.member_ids().map(MemberId::as_str).collect();
+        assert_eq!(ids, ["A", "B", "C"]);
+    }
+
+    #[test]
+    fn json_is_the_documented_format_and_parses_back() {
+        let a = Assignment::from(sample());
+        let json = a.to_json();
+        assert_eq!(
+            json,
+            r#"{"assignment":{"A":{},"B":{"T1":[0],"T2":[3,1]},"C":{"T0":[],"T1":[2]}}}"#
+        );
+        assert_eq!(Assignment::from_json(&json).ok(), Some(a));
+    }
+
+    #[test]
+    fn equality_is_equality_of_content() {
+        let a = Assignment::from(sample());
+        let mut other = sample();
+        other
+            .get_mut(&MemberId::from("B"))
+            .map(|t| t.insert("T2".to_owned(), vec![1, 3]));
+        assert_ne!(Assignment::from(other), a);
+        // Built flat from topic indices, with an unused topic name in the table.
+        let names = ["T0", "T1", "T2", "T9"];
+        let flat = Assignment::from_sorted(
+            &names,
+            [
+                (MemberId::from("A"), vec![]),
+                (MemberId::from("B"), vec![(1, 0), (2, 3), (2, 1)]),
+                (MemberId::from("C"), vec![(1, 2)]),
+            ]
+            .into_iter(),
+        );
+        let mut without_empty = sample();
+        without_empty
+            .get_mut(&MemberId::from("C"))
+            .map(|t| t.remove("T0"));
+        assert_eq!(flat, Assignment::from(without_empty));
+        assert_ne!(flat, a);
+    }
+}
