@@ -26,13 +26,25 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
     let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     for (m, member) in problem.members.iter().enumerate() {
         let m = m as u32;
+        let subs = &problem.subscriptions[m as usize];
+        // Claims usually list a member's topics in name order, as assignments are written: the
+        // topic after the last one found is tried first, without hashing its name.
+        let mut next = 0;
         for owned in &member.owned {
-            let Some(t) = problem.topic_index(&owned.topic) else {
-                continue;
+            let (t, i) = match subs.get(next) {
+                Some(&t) if problem.topics[t as usize].name == owned.topic => (t, next),
+                _ => {
+                    let Some(t) = problem.topic_index(&owned.topic) else {
+                        continue;
+                    };
+                    // Not subscribed (any more): the claim does not count.
+                    let Ok(i) = subs.binary_search(&t) else {
+                        continue;
+                    };
+                    (t, i)
+                }
             };
-            if !problem.subscribes(m, t) {
-                continue;
-            }
+            next = i + 1;
             let count = problem.topics[t as usize].partitions;
             let slot = &mut slots[t as usize];
             for &p in &owned.partitions {

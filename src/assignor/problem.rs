@@ -66,11 +66,6 @@ impl<'a> Problem<'a> {
         self.topic_ids.get(name).copied()
     }
 
-    /// Whether member `m` subscribes to topic `t`.
-    pub fn subscribes(&self, m: u32, t: u32) -> bool {
-        self.subscriptions[m as usize].binary_search(&t).is_ok()
-    }
-
     /// Topic `t`'s partition count (validated to fit in `0..=2^24`).
     pub fn partitions(&self, t: u32) -> u32 {
         self.topics[t as usize].partitions as u32
