@@ -24,27 +24,20 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
     let mut claims: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     // Per claimed topic, lazily: for every partition, (generation, owner or UNCLAIMED/TIED).
     let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
+    let mut subscribed = vec![u32::MAX; problem.topics.len()];
     for (m, member) in problem.members.iter().enumerate() {
         let m = m as u32;
-        let subs = &problem.subscriptions[m as usize];
-        // Claims usually list a member's topics in name order, as assignments are written: the
-        // topic after the last one found is tried first, without hashing its name.
-        let mut next = 0;
+        // Which topics the member subscribes to, by topic index (`subscribed[t] == m`).
+        for &t in &problem.subscriptions[m as usize] {
+            subscribed[t as usize] = m;
+        }
         for owned in &member.owned {
-            let (t, i) = match subs.get(next) {
-                Some(&t) if problem.topics[t as usize].name == owned.topic => (t, next),
-                _ => {
-                    let Some(t) = problem.topic_index(&owned.topic) else {
-                        continue;
-                    };
-                    // Not subscribed (any more): the claim does not count.
-                    let Ok(i) = subs.binary_search(&t) else {
-                        continue;
-                    };
-                    (t, i)
-                }
+            let Some(t) = problem.topic_index(&owned.topic) else {
+                continue;
             };
-            next = i + 1;
+            if subscribed[t as usize] != m {
+                continue;
+            }
             let count = problem.topics[t as usize].partitions;
             let slot = &mut slots[t as usize];
             for &p in &owned.partitions {
