@@ -43,18 +43,29 @@ impl<'a> Problem<'a> {
             .collect();
         let mut subscribers = vec![Vec::new(); problem.topics.len()];
         let mut subscriptions = Vec::with_capacity(problem.members.len());
+        // Members often subscribe to the very same list as the member before them (identical
+        // subscriptions, or buckets): then its resolution is reused rather than hashing and
+        // sorting every name again.
+        let mut previous: Option<(&[String], &[u32])> = None;
         for (m, member) in problem.members.iter().enumerate() {
-            let mut subs: Vec<u32> = member
-                .subscriptions
-                .iter()
-                .filter_map(|name| problem.topic_index(name))
-                .collect();
-            subs.sort_unstable();
-            subs.dedup();
+            let subs: Vec<u32> = match previous {
+                Some((names, subs)) if names == member.subscriptions.as_slice() => subs.to_vec(),
+                _ => {
+                    let mut subs: Vec<u32> = member
+                        .subscriptions
+                        .iter()
+                        .filter_map(|name| problem.topic_index(name))
+                        .collect();
+                    subs.sort_unstable();
+                    subs.dedup();
+                    subs
+                }
+            };
             for &t in &subs {
                 subscribers[t as usize].push(m as u32);
             }
             subscriptions.push(subs);
+            previous = Some((member.subscriptions.as_slice(), &subscriptions[m]));
         }
         problem.subscribers = subscribers;
         problem.subscriptions = subscriptions;
