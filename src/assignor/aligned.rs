@@ -65,8 +65,6 @@
 //! O(P_j) per earlier topic looked at, and exchanges are bounded per topic. No partition ×
 //! member product is built.
 
-use std::collections::BTreeSet;
-
 use rustc_hash::FxHashMap;
 
 use super::components::{Component, LocalIndex};
@@ -92,17 +90,7 @@ pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool)
     if !rack_aware || !comp.homogeneous(problem) || homogeneous::applies(problem, comp, true) {
         return false;
     }
-    racks(problem, comp).len() <= 64
-}
-
-/// The distinct racks of the component's members, in name order (bit i of a mask is rack i).
-fn racks<'a>(problem: &Problem<'a>, comp: &Component) -> Vec<&'a str> {
-    let racks: BTreeSet<&str> = comp
-        .members
-        .iter()
-        .filter_map(|&m| problem.members[m as usize].rack.as_deref())
-        .collect();
-    racks.into_iter().collect()
+    comp.racks(problem).len() <= 64
 }
 
 /// Assigns the partitions of `comp` (where [`applies`] holds) optimally for objectives 1–5
@@ -140,7 +128,8 @@ pub(crate) fn assign_as(
     variant: Variant,
 ) -> Option<Route> {
     let n = comp.members.len();
-    let racks = racks(problem, comp);
+    // Bit i of a mask is rack i, in name order.
+    let racks = comp.racks(problem);
     if n == 0 || racks.is_empty() || racks.len() > 64 {
         return None;
     }

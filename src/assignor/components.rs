@@ -25,6 +25,23 @@ impl Component {
             .iter()
             .all(|&m| problem.subscriptions[m as usize].len() == self.topics.len())
     }
+
+    /// The distinct racks of the component's members, ascending by name.
+    pub fn racks<'a>(&self, problem: &Problem<'a>) -> Vec<&'a str> {
+        // Groups have few racks: a short scan of those seen beats a tree of names. Past 64
+        // (where the rack-aware path declines anyway) names are collected, sorted and deduped.
+        let mut racks: Vec<&'a str> = Vec::new();
+        for &m in &self.members {
+            if let Some(r) = problem.members[m as usize].rack.as_deref()
+                && (racks.len() > 64 || !racks.contains(&r))
+            {
+                racks.push(r);
+            }
+        }
+        racks.sort_unstable();
+        racks.dedup();
+        racks
+    }
 }
 
 fn find(parent: &mut [u32], mut x: u32) -> u32 {

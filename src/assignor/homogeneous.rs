@@ -70,8 +70,6 @@
 //! K ≤ |topics| topics with r_t > 0. The solver, when the greedy misses its bound, works on
 //! K·n + 2n + K edges, never on partitions. No partition × member product is built.
 
-use std::collections::BTreeSet;
-
 use super::components::Component;
 
 mod greedy;
@@ -90,11 +88,7 @@ pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool)
     if !rack_aware {
         return true;
     }
-    let racks: BTreeSet<&str> = comp
-        .members
-        .iter()
-        .filter_map(|&m| problem.members[m as usize].rack.as_deref())
-        .collect();
+    let racks = comp.racks(problem);
     if racks.is_empty() {
         return true;
     }
@@ -104,7 +98,7 @@ pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool)
             .iter()
             .flatten()
             .flatten()
-            .any(|r| racks.contains(r.as_str()))
+            .any(|r| racks.binary_search(&r.as_str()).is_ok())
     })
 }
 
