@@ -118,6 +118,7 @@ struct Row {
     case: String,
     partitions: u64,
     members: usize,
+    rack_aware: bool,
     v2_median_ms: f64,
     v2_max_ms: f64,
     v2_peak_mib: f64,
@@ -220,11 +221,86 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
             }
         }
     }
+    let summaries: Vec<Summary> = [false, true]
+        .into_iter()
+        .filter_map(|racks| Summary::of(racks, &rows))
+        .collect();
     if args.json {
-        let doc = serde_json::json!({ "assignor": args.assignor, "baseline": "uniform-v1", "rows": rows });
+        let doc = serde_json::json!({
+            "assignor": args.assignor,
+            "baseline": "uniform-v1",
+            "rows": rows,
+            "summary": summaries,
+        });
         println!("{doc}");
+    } else if rows.len() > 1 {
+        for summary in &summaries {
+            println!("{summary}");
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The ratios of the rows with racks on or off against the goal's thresholds (1x without
+/// racks, 2x with).
+#[derive(serde::Serialize, Debug, PartialEq)]
+struct Summary {
+    rack_aware: bool,
+    rows: usize,
+    at_most_1x: usize,
+    from_1x_to_2x: usize,
+    above_2x: usize,
+    median_ratio: f64,
+    worst_ratio: f64,
+    worst_case: String,
+}
+
+impl Summary {
+    /// The summary of the rows whose racks are `rack_aware`, or `None` if there are none.
+    fn of(rack_aware: bool, rows: &[Row]) -> Option<Summary> {
+        let mut picked: Vec<&Row> = rows.iter().filter(|r| r.rack_aware == rack_aware).collect();
+        if picked.is_empty() {
+            return None;
+        }
+        picked.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
+        let n = picked.len();
+        let median_ratio = if n % 2 == 1 {
+            picked[n / 2].ratio
+        } else {
+            (picked[n / 2 - 1].ratio + picked[n / 2].ratio) / 2.0
+        };
+        let worst = picked[n - 1];
+        Some(Summary {
+            rack_aware,
+            rows: n,
+            at_most_1x: picked.iter().filter(|r| r.ratio <= 1.0).count(),
+            from_1x_to_2x: picked
+                .iter()
+                .filter(|r| r.ratio > 1.0 && r.ratio <= 2.0)
+                .count(),
+            above_2x: picked.iter().filter(|r| r.ratio > 2.0).count(),
+            median_ratio,
+            worst_ratio: worst.ratio,
+            worst_case: worst.case.clone(),
+        })
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "summary racks-{}: {} rows, ratio <= 1x: {}, 1-2x: {}, > 2x: {}; median {:.2}x, worst {:.2}x ({})",
+            if self.rack_aware { "on" } else { "off" },
+            self.rows,
+            self.at_most_1x,
+            self.from_1x_to_2x,
+            self.above_2x,
+            self.median_ratio,
+            self.worst_ratio,
+            self.worst_case
+        )
+    }
 }
 
 fn print_row(row: &Row, json: bool, header: bool) {
@@ -407,6 +483,7 @@ fn row(
         case: name.to_owned(),
         partitions: total_partitions(shape),
         members: shape.members.len(),
+        rack_aware: shape.rack_aware,
         v2_median_ms,
         v2_max_ms,
         v2_peak_mib,
@@ -477,4 +554,51 @@ fn time(
     let median = times[times.len() / 2];
     let max = times.last().copied().unwrap_or(median);
     Ok((median, max, peak as f64 / (1024.0 * 1024.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(case: &str, rack_aware: bool, ratio: f64) -> Row {
+        Row {
+            case: case.to_owned(),
+            partitions: 0,
+            members: 0,
+            rack_aware,
+            v2_median_ms: ratio,
+            v2_max_ms: ratio,
+            v2_peak_mib: 0.0,
+            v1_median_ms: 1.0,
+            v1_max_ms: 1.0,
+            v1_peak_mib: 0.0,
+            ratio,
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_each_side_of_the_thresholds_and_names_the_worst_row() {
+        let rows = [
+            row("a", false, 0.5),
+            row("b", false, 1.0),
+            row("c", false, 1.5),
+            row("d", false, 2.0),
+            row("e", false, 2.5),
+            row("f", true, 3.0),
+            row("g", true, 1.2),
+        ];
+        let off = Summary::of(false, &rows).unwrap();
+        assert_eq!(
+            (off.rows, off.at_most_1x, off.from_1x_to_2x, off.above_2x),
+            (5, 2, 2, 1)
+        );
+        assert_eq!((off.median_ratio, off.worst_ratio), (1.5, 2.5));
+        assert_eq!(off.worst_case, "e");
+        let on = Summary::of(true, &rows).unwrap();
+        assert_eq!(
+            (on.rows, on.median_ratio, on.worst_case.as_str()),
+            (2, 2.1, "f")
+        );
+        assert!(Summary::of(true, &rows[..5]).is_none());
+    }
 }
