@@ -327,6 +327,17 @@ mod tests {
         assert_eq!(a.member("B").map(|t| t.partition_count()), Some(3));
         let ids: Vec<&str> = a.member_ids().map(MemberId::as_str).collect();
         assert_eq!(ids, ["A", "B", "C"]);
+        assert!(!a.is_empty());
+        assert!(Assignment::default().is_empty());
+        let sizes: Vec<(usize, bool)> = (&a)
+            .into_iter()
+            .map(|(_, t)| (t.len(), t.is_empty()))
+            .collect();
+        assert_eq!(sizes, [(0, true), (2, false), (2, false)]);
+        assert_eq!(
+            format!("{a:?}"),
+            r#"{MemberId("A"): {}, MemberId("B"): {"T1": [0], "T2": [3, 1]}, MemberId("C"): {"T0": [], "T1": [2]}}"#
+        );
     }
 
     #[test]
