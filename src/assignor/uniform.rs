@@ -88,6 +88,12 @@
 //! than a holder of an extra it has room for: a joiner), [`super::warm`] first moves up to
 //! [`MAX_MOVES`] extras from the heaviest holders (from the holder's class whose racks suit
 //! the receiver, through the receiver's pool); if one is still evident, nothing is proposed.
+//! When the claims keep at most half of the units (none in a full assignment), the units
+//! left are handed out too (floors first, each extra to the lightest subscriber with room,
+//! improved topic by topic; each class's units to the rack pools it aligns with as far as
+//! they take units, the rest through the topic pool; see `super::warm`), so that a full
+//! assignment is certified, or repaired by a few cycle cancellations, instead of built one
+//! phase per load level.
 //! Exactness never depends on the proposal: the solver returns a minimum-cost maximum flow
 //! either way, possibly another one among equal-cost flows, which is still a deterministic
 //! function of the canonical spec.
@@ -111,7 +117,7 @@ use super::components::{Component, components};
 use super::flow::Network;
 use super::homogeneous;
 use super::problem::Problem;
-use super::warm::{MAX_MOVES, Proposal};
+use super::warm::{MAX_MOVES, Proposal, align, greedy_wanted};
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 
 /// The uniform v2 assignor (the default): spread, balance, rack alignment, stickiness, in
@@ -347,6 +353,8 @@ fn solve(
     // without a rack pool; a rack pool feeds the subscribers in its rack. A topic pool lists
     // its rack pools first, then its subscribers by id.
     let mut pool_out: Vec<Vec<(usize, Target)>> = vec![Vec::new(); sink as usize];
+    // Per topic, per subscriber: (its pool edge, that pool).
+    let mut pool_edges: Vec<Vec<(usize, u32)>> = Vec::with_capacity(n_topics);
     for (lt, &t) in comp.topics.iter().enumerate() {
         let subs = &problem.subscribers[t as usize];
         let cap = floor[lt] as i32 + 1;
@@ -355,10 +363,13 @@ fn solve(
             let e = net.edge(node, group, problem.partitions(t) as i32, [0; 4]);
             pool_out[node as usize].push((e, Target::Pool(group)));
         }
+        // Its subscribers' pool edges, in subscriber order.
+        pool_edges.push(Vec::with_capacity(subs.len()));
         for &m in subs {
             let from = entry(m, lt);
             let e = net.edge(from, pair(m, lt), cap, [0; 4]);
             pool_out[from as usize].push((e, Target::Member(m)));
+            pool_edges[lt].push((e, from));
         }
     }
     // Floors, extras and loads.
@@ -468,7 +479,35 @@ fn solve(
             moves.push(mv);
         }
     }
-    if !kept.is_empty() && !proposal.hopeless() {
+    // When claims keep at most half of the units (all of them unkept in a full assignment),
+    // the rest are handed out greedily and improved by a few moves (see `super::warm`), if
+    // that leaves nothing evidently wrong. Per topic and subscriber: the units it took this
+    // way (through its pool).
+    let kept_units: u64 = kept.iter().map(|&(_, _, _, x)| x as u64).sum();
+    let mut handed: Option<Vec<Vec<i32>>> = None;
+    if greedy_wanted(kept_units, total) && !proposal.hopeless() {
+        let mut full = proposal.clone();
+        if full.complete() {
+            for _ in 0..MAX_MOVES {
+                let Some(mv) = full.best_move(&|_, _, _| false) else {
+                    break;
+                };
+                full.apply(mv);
+            }
+            let taken: Vec<Vec<i32>> = full
+                .count
+                .iter()
+                .zip(&proposal.count)
+                .map(|(now, was)| now.iter().zip(was).map(|(a, b)| a - b).collect())
+                .collect();
+            // A move may have taken a kept unit back: then keep the claims' proposal only.
+            if !full.hopeless() && taken.iter().flatten().all(|&x| x >= 0) {
+                proposal = full;
+                handed = Some(taken);
+            }
+        }
+    }
+    if (!kept.is_empty() || handed.is_some()) && !proposal.hopeless() {
         // Route every moved extra: from one of the holder's classes of the topic (the one
         // whose racks suit the receiver best) through the receiver's pool.
         for &(_, supply, e, x) in &kept {
@@ -550,12 +589,73 @@ fn solve(
                 net.add_preset(edge, 1);
             }
         }
+        if let Some(taken) = &handed {
+            // Per topic: the classes' units left go to the rack pools they align with as far
+            // as those pools' members take units, the rest through the topic pool.
+            let mut k = 0;
+            for (lt, taken) in taken.iter().enumerate() {
+                let first = k;
+                while k < ids.len() && local_topic(classes.classes[ids[k]].topic) == lt {
+                    k += 1;
+                }
+                let pool = topic_pool[lt];
+                let mut supply: Vec<i32> = (first..k)
+                    .map(|c| classes.classes[ids[c]].partitions.len() as i32)
+                    .zip(&class_edges[first..k])
+                    .map(|(size, edges)| size - net.preset_on(edges.supply))
+                    .collect();
+                // Rack pool j of the topic is node pool + 1 + j.
+                let racks: Vec<Vec<usize>> = class_edges[first..k]
+                    .iter()
+                    .map(|edges| {
+                        edges
+                            .racks
+                            .iter()
+                            .map(|&(_, node)| (node - pool - 1) as usize)
+                            .collect()
+                    })
+                    .collect();
+                let mut demand = vec![0i32; rack_pool[lt].len()];
+                for (&(e, node), &x) in pool_edges[lt].iter().zip(taken) {
+                    net.add_preset(e, x);
+                    if node != pool {
+                        demand[(node - pool - 1) as usize] += x;
+                    }
+                }
+                for (c, edges) in class_edges[first..k].iter().enumerate() {
+                    net.add_preset(edges.supply, supply[c]);
+                }
+                for (c, j, x) in align(&mut supply, &racks, &mut demand) {
+                    let edges = &class_edges[first + c];
+                    if let Some(&(e, _)) = edges
+                        .racks
+                        .iter()
+                        .find(|&&(_, node)| node == pool + 1 + j as u32)
+                    {
+                        net.add_preset(e, x);
+                    }
+                }
+                for (c, edges) in class_edges[first..k].iter().enumerate() {
+                    net.add_preset(edges.topic, supply[c]);
+                }
+                for &(e, to) in &pool_out[pool as usize] {
+                    if let Target::Pool(node) = to {
+                        net.add_preset(e, demand[(node - pool - 1) as usize]);
+                    }
+                }
+            }
+        }
         for (lt, members) in pair_members.iter().enumerate() {
-            for &m in members {
-                let lm = local_member(m);
-                let i = proposal.subs[lt].partition_point(|&x| x < lm);
+            // Both lists ascend and the (m,t) nodes' members are subscribers: walk them
+            // together.
+            let subs = &problem.subscribers[comp.topics[lt] as usize];
+            let mut i = 0;
+            for (pos, &m) in members.iter().enumerate() {
+                while subs[i] < m {
+                    i += 1;
+                }
                 let x = proposal.count[lt][i];
-                let node = pair(m, lt);
+                let node = pair_base[lt] + pos as u32;
                 let (floor_edge, extra_edge) = pair_out[(node - pair_nodes.start) as usize];
                 let on_floor = x.min(proposal.floor[lt]);
                 if let Some(e) = floor_edge {
