@@ -485,15 +485,22 @@ fn solve(
     // way (through its pool).
     let kept_units: u64 = kept.iter().map(|&(_, _, _, x)| x as u64).sum();
     let mut handed: Option<Vec<Vec<i32>>> = None;
-    if greedy_wanted(kept_units, total) && !proposal.hopeless() {
+    // Whether the proposal certainly has a negative cycle (never with no claims: no extra
+    // is held).
+    let evident = !kept.is_empty() && proposal.hopeless();
+    if greedy_wanted(kept_units, total) && !evident {
         let mut full = proposal.clone();
         if full.complete() {
+            // The moves stop when nothing is evident any more (`best_move` finds nothing).
+            let mut left = true;
             for _ in 0..MAX_MOVES {
                 let Some(mv) = full.best_move(&|_, _, _| false) else {
+                    left = false;
                     break;
                 };
                 full.apply(mv);
             }
+            left = left && full.hopeless();
             let taken: Vec<Vec<i32>> = full
                 .count
                 .iter()
@@ -501,13 +508,13 @@ fn solve(
                 .map(|(now, was)| now.iter().zip(was).map(|(a, b)| a - b).collect())
                 .collect();
             // A move may have taken a kept unit back: then keep the claims' proposal only.
-            if !full.hopeless() && taken.iter().flatten().all(|&x| x >= 0) {
+            if !left && taken.iter().flatten().all(|&x| x >= 0) {
                 proposal = full;
                 handed = Some(taken);
             }
         }
     }
-    if (!kept.is_empty() || handed.is_some()) && !proposal.hopeless() {
+    if (!kept.is_empty() || handed.is_some()) && !evident {
         // Route every moved extra: from one of the holder's classes of the topic (the one
         // whose racks suit the receiver best) through the receiver's pool.
         for &(_, supply, e, x) in &kept {

@@ -60,7 +60,15 @@ impl Proposal {
         extra: &[u32],
         base: &[i64],
     ) -> Proposal {
-        let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+        // A component of every member (the usual case) numbers them as the problem does.
+        let all = comp.members.len() == problem.members.len();
+        let local = |m: u32| {
+            if all {
+                m
+            } else {
+                comp.members.partition_point(|&x| x < m) as u32
+            }
+        };
         let subs: Vec<Vec<u32>> = comp
             .topics
             .iter()
