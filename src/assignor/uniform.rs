@@ -117,7 +117,7 @@ use super::components::{Component, components};
 use super::flow::Network;
 use super::homogeneous;
 use super::problem::Problem;
-use super::warm::{MAX_MOVES, Proposal, align, greedy_wanted};
+use super::warm::{ClassRoute, MAX_MOVES, Proposal, greedy_wanted, route_topic};
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 
 /// The uniform v2 assignor (the default): spread, balance, rack alignment, stickiness, in
@@ -488,31 +488,12 @@ fn solve(
     // Whether the proposal certainly has a negative cycle (never with no claims: no extra
     // is held).
     let evident = !kept.is_empty() && proposal.hopeless();
-    if greedy_wanted(kept_units, total) && !evident {
-        let mut full = proposal.clone();
-        if full.complete() {
-            // The moves stop when nothing is evident any more (`best_move` finds nothing).
-            let mut left = true;
-            for _ in 0..MAX_MOVES {
-                let Some(mv) = full.best_move(&|_, _, _| false) else {
-                    left = false;
-                    break;
-                };
-                full.apply(mv);
-            }
-            left = left && full.hopeless();
-            let taken: Vec<Vec<i32>> = full
-                .count
-                .iter()
-                .zip(&proposal.count)
-                .map(|(now, was)| now.iter().zip(was).map(|(a, b)| a - b).collect())
-                .collect();
-            // A move may have taken a kept unit back: then keep the claims' proposal only.
-            if !left && taken.iter().flatten().all(|&x| x >= 0) {
-                proposal = full;
-                handed = Some(taken);
-            }
-        }
+    if greedy_wanted(kept_units, total)
+        && !evident
+        && let Some((full, taken)) = proposal.completed()
+    {
+        proposal = full;
+        handed = Some(taken);
     }
     if (!kept.is_empty() || handed.is_some()) && !evident {
         // Route every moved extra: from one of the holder's classes of the topic (the one
@@ -598,58 +579,38 @@ fn solve(
         }
         if let Some(taken) = &handed {
             // Per topic: the classes' units left go to the rack pools they align with as far
-            // as those pools' members take units, the rest through the topic pool.
+            // as those pools' members take units, the rest through the topic pool. Rack pool j
+            // of a topic is node pool + 1 + j.
             let mut k = 0;
             for (lt, taken) in taken.iter().enumerate() {
-                let first = k;
-                while k < ids.len() && local_topic(classes.classes[ids[k]].topic) == lt {
-                    k += 1;
-                }
                 let pool = topic_pool[lt];
-                let mut supply: Vec<i32> = (first..k)
-                    .map(|c| classes.classes[ids[c]].partitions.len() as i32)
-                    .zip(&class_edges[first..k])
-                    .map(|(size, edges)| size - net.preset_on(edges.supply))
-                    .collect();
-                // Rack pool j of the topic is node pool + 1 + j.
-                let racks: Vec<Vec<usize>> = class_edges[first..k]
-                    .iter()
-                    .map(|edges| {
-                        edges
+                let rack = |node: u32| (node - pool - 1) as usize;
+                let mut routes = Vec::new();
+                while k < ids.len() && local_topic(classes.classes[ids[k]].topic) == lt {
+                    let edges = &class_edges[k];
+                    let size = classes.classes[ids[k]].partitions.len() as i32;
+                    routes.push(ClassRoute {
+                        supply: edges.supply,
+                        left: size - net.preset_on(edges.supply),
+                        racks: edges
                             .racks
                             .iter()
-                            .map(|&(_, node)| (node - pool - 1) as usize)
-                            .collect()
-                    })
+                            .map(|&(e, node)| (e, rack(node)))
+                            .collect(),
+                        topic: edges.topic,
+                    });
+                    k += 1;
+                }
+                let subscribers: Vec<(usize, Option<usize>)> = pool_edges[lt]
+                    .iter()
+                    .map(|&(e, node)| (e, (node != pool).then(|| rack(node))))
                     .collect();
-                let mut demand = vec![0i32; rack_pool[lt].len()];
-                for (&(e, node), &x) in pool_edges[lt].iter().zip(taken) {
-                    net.add_preset(e, x);
-                    if node != pool {
-                        demand[(node - pool - 1) as usize] += x;
-                    }
-                }
-                for (c, edges) in class_edges[first..k].iter().enumerate() {
-                    net.add_preset(edges.supply, supply[c]);
-                }
-                for (c, j, x) in align(&mut supply, &racks, &mut demand) {
-                    let edges = &class_edges[first + c];
-                    if let Some(&(e, _)) = edges
-                        .racks
-                        .iter()
-                        .find(|&&(_, node)| node == pool + 1 + j as u32)
-                    {
-                        net.add_preset(e, x);
-                    }
-                }
-                for (c, edges) in class_edges[first..k].iter().enumerate() {
-                    net.add_preset(edges.topic, supply[c]);
-                }
-                for &(e, to) in &pool_out[pool as usize] {
-                    if let Target::Pool(node) = to {
-                        net.add_preset(e, demand[(node - pool - 1) as usize]);
-                    }
-                }
+                let to_racks: Vec<usize> = pool_out[pool as usize]
+                    .iter()
+                    .filter(|(_, to)| matches!(to, Target::Pool(_)))
+                    .map(|&(e, _)| e)
+                    .collect();
+                route_topic(&mut net, &routes, taken, &subscribers, &to_racks);
             }
         }
         for (lt, members) in pair_members.iter().enumerate() {

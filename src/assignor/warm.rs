@@ -12,7 +12,7 @@ mod greedy;
 
 #[cfg(test)]
 pub(crate) use greedy::GREEDY_OFF;
-pub(crate) use greedy::{align, greedy_wanted};
+pub(crate) use greedy::{ClassRoute, greedy_wanted, route_topic};
 
 use super::components::Component;
 use super::problem::Problem;

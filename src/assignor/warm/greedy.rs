@@ -5,7 +5,8 @@
 //! Like the rest of the warm start, nothing here decides the result: the solver certifies
 //! the proposal (repairing it by cancelling the negative cycles it meets) or drops it.
 
-use super::Proposal;
+use super::super::flow::Network;
+use super::{MAX_MOVES, Proposal};
 
 impl Proposal {
     /// Hands out the units of every topic that nobody holds yet: every subscriber short of
@@ -58,6 +59,40 @@ impl Proposal {
             }
         }
         true
+    }
+
+    /// This proposal [completed](Proposal::complete), then improved by up to [`MAX_MOVES`]
+    /// moves while a negative cycle is evident, with the units each subscriber of each topic
+    /// took (through its pool); or `None` if it could not be completed, a cycle is still
+    /// evident, or a move took back a unit the proposal already held (a kept claim).
+    pub fn completed(&self) -> Option<(Proposal, Vec<Vec<i32>>)> {
+        let mut full = self.clone();
+        if !full.complete() {
+            return None;
+        }
+        // The moves stop when nothing is evident any more (`best_move` finds nothing).
+        let mut evident = true;
+        for _ in 0..MAX_MOVES {
+            let Some(mv) = full.best_move(&|_, _, _| false) else {
+                evident = false;
+                break;
+            };
+            full.apply(mv);
+        }
+        if evident && full.hopeless() {
+            return None;
+        }
+        let taken: Vec<Vec<i32>> = full
+            .count
+            .iter()
+            .zip(&self.count)
+            .map(|(now, was)| now.iter().zip(was).map(|(a, b)| a - b).collect())
+            .collect();
+        taken
+            .iter()
+            .flatten()
+            .all(|&x| x >= 0)
+            .then_some((full, taken))
     }
 
     /// Gives one extra of topic `lt` to each of the `left` lightest subscribers with room for
@@ -146,6 +181,57 @@ impl Proposal {
 /// Distinct loads above the lightest that [`Proposal::complete`] counts in a histogram
 /// before it falls back to a selection.
 const HISTOGRAM: usize = 64;
+
+/// One class of a topic, for [`route_topic`].
+pub(crate) struct ClassRoute {
+    /// Its supply edge (source → class).
+    pub supply: usize,
+    /// Its units not routed yet.
+    pub left: i32,
+    /// Its edges to rack pools: (edge, rack pool index within the topic).
+    pub racks: Vec<(usize, usize)>,
+    /// Its edge to the topic pool.
+    pub topic: usize,
+}
+
+/// Presets the flow of one topic's units not routed yet: `taken[i]` units to subscriber i
+/// over its pool edge `subscribers[i].0` (from rack pool `subscribers[i].1`, or from the topic
+/// pool), supplied by `classes` (all their units left), aligned as far as [`align`] finds,
+/// the rest through the topic pool and its edges `to_racks[j]` to rack pool j.
+pub(crate) fn route_topic(
+    net: &mut Network,
+    classes: &[ClassRoute],
+    taken: &[i32],
+    subscribers: &[(usize, Option<usize>)],
+    to_racks: &[usize],
+) {
+    let mut demand = vec![0i32; to_racks.len()];
+    for (&(e, rack), &x) in subscribers.iter().zip(taken) {
+        net.add_preset(e, x);
+        if let Some(j) = rack {
+            demand[j] += x;
+        }
+    }
+    let mut supply: Vec<i32> = classes.iter().map(|c| c.left).collect();
+    for c in classes {
+        net.add_preset(c.supply, c.left);
+    }
+    let racks: Vec<Vec<usize>> = classes
+        .iter()
+        .map(|c| c.racks.iter().map(|&(_, j)| j).collect())
+        .collect();
+    for (k, j, x) in align(&mut supply, &racks, &mut demand) {
+        if let Some(&(e, _)) = classes[k].racks.iter().find(|&&(_, r)| r == j) {
+            net.add_preset(e, x);
+        }
+    }
+    for (c, &x) in classes.iter().zip(&supply) {
+        net.add_preset(c.topic, x);
+    }
+    for (&e, &x) in to_racks.iter().zip(&demand) {
+        net.add_preset(e, x);
+    }
+}
 
 /// Whether a component whose claims keep `kept` of its `total` units gets the greedy
 /// completion: when they keep at most half. Measured on 1000 members × 50 partitions each
