@@ -88,6 +88,12 @@
 //! than a holder of an extra it has room for: a joiner), [`super::warm`] first moves up to
 //! [`MAX_MOVES`] extras from the heaviest holders (from the holder's class whose racks suit
 //! the receiver, through the receiver's pool); if one is still evident, nothing is proposed.
+//! When the claims keep at most half of the units (none in a full assignment), the units
+//! left are handed out too (floors first, each extra to the lightest subscriber with room,
+//! improved topic by topic; each class's units to the rack pools it aligns with as far as
+//! they take units, the rest through the topic pool; see `super::warm`), so that a full
+//! assignment is certified, or repaired by a few cycle cancellations, instead of built one
+//! phase per load level.
 //! Exactness never depends on the proposal: the solver returns a minimum-cost maximum flow
 //! either way, possibly another one among equal-cost flows, which is still a deterministic
 //! function of the canonical spec.
@@ -111,7 +117,7 @@ use super::components::{Component, components};
 use super::flow::Network;
 use super::homogeneous;
 use super::problem::Problem;
-use super::warm::{MAX_MOVES, Proposal};
+use super::warm::{ClassRoute, MAX_MOVES, Proposal, greedy_wanted, route_topic};
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 
 /// The uniform v2 assignor (the default): spread, balance, rack alignment, stickiness, in
@@ -347,6 +353,8 @@ fn solve(
     // without a rack pool; a rack pool feeds the subscribers in its rack. A topic pool lists
     // its rack pools first, then its subscribers by id.
     let mut pool_out: Vec<Vec<(usize, Target)>> = vec![Vec::new(); sink as usize];
+    // Per topic, per subscriber: (its pool edge, that pool).
+    let mut pool_edges: Vec<Vec<(usize, u32)>> = Vec::with_capacity(n_topics);
     for (lt, &t) in comp.topics.iter().enumerate() {
         let subs = &problem.subscribers[t as usize];
         let cap = floor[lt] as i32 + 1;
@@ -355,10 +363,13 @@ fn solve(
             let e = net.edge(node, group, problem.partitions(t) as i32, [0; 4]);
             pool_out[node as usize].push((e, Target::Pool(group)));
         }
+        // Its subscribers' pool edges, in subscriber order.
+        pool_edges.push(Vec::with_capacity(subs.len()));
         for &m in subs {
             let from = entry(m, lt);
             let e = net.edge(from, pair(m, lt), cap, [0; 4]);
             pool_out[from as usize].push((e, Target::Member(m)));
+            pool_edges[lt].push((e, from));
         }
     }
     // Floors, extras and loads.
@@ -468,7 +479,23 @@ fn solve(
             moves.push(mv);
         }
     }
-    if !kept.is_empty() && !proposal.hopeless() {
+    // When claims keep at most half of the units (all of them unkept in a full assignment),
+    // the rest are handed out greedily and improved by a few moves (see `super::warm`), if
+    // that leaves nothing evidently wrong. Per topic and subscriber: the units it took this
+    // way (through its pool).
+    let kept_units: u64 = kept.iter().map(|&(_, _, _, x)| x as u64).sum();
+    let mut handed: Option<Vec<Vec<i32>>> = None;
+    // Whether the proposal certainly has a negative cycle (never with no claims: no extra
+    // is held).
+    let evident = !kept.is_empty() && proposal.hopeless();
+    if greedy_wanted(kept_units, total)
+        && !evident
+        && let Some((full, taken)) = proposal.completed()
+    {
+        proposal = full;
+        handed = Some(taken);
+    }
+    if (!kept.is_empty() || handed.is_some()) && !evident {
         // Route every moved extra: from one of the holder's classes of the topic (the one
         // whose racks suit the receiver best) through the receiver's pool.
         for &(_, supply, e, x) in &kept {
@@ -550,12 +577,53 @@ fn solve(
                 net.add_preset(edge, 1);
             }
         }
+        if let Some(taken) = &handed {
+            // Per topic: the classes' units left go to the rack pools they align with as far
+            // as those pools' members take units, the rest through the topic pool. Rack pool j
+            // of a topic is node pool + 1 + j.
+            let mut k = 0;
+            for (lt, taken) in taken.iter().enumerate() {
+                let pool = topic_pool[lt];
+                let rack = |node: u32| (node - pool - 1) as usize;
+                let mut routes = Vec::new();
+                while k < ids.len() && local_topic(classes.classes[ids[k]].topic) == lt {
+                    let edges = &class_edges[k];
+                    let size = classes.classes[ids[k]].partitions.len() as i32;
+                    routes.push(ClassRoute {
+                        supply: edges.supply,
+                        left: size - net.preset_on(edges.supply),
+                        racks: edges
+                            .racks
+                            .iter()
+                            .map(|&(e, node)| (e, rack(node)))
+                            .collect(),
+                        topic: edges.topic,
+                    });
+                    k += 1;
+                }
+                let subscribers: Vec<(usize, Option<usize>)> = pool_edges[lt]
+                    .iter()
+                    .map(|&(e, node)| (e, (node != pool).then(|| rack(node))))
+                    .collect();
+                let to_racks: Vec<usize> = pool_out[pool as usize]
+                    .iter()
+                    .filter(|(_, to)| matches!(to, Target::Pool(_)))
+                    .map(|&(e, _)| e)
+                    .collect();
+                route_topic(&mut net, &routes, taken, &subscribers, &to_racks);
+            }
+        }
         for (lt, members) in pair_members.iter().enumerate() {
-            for &m in members {
-                let lm = local_member(m);
-                let i = proposal.subs[lt].partition_point(|&x| x < lm);
+            // Both lists ascend and the (m,t) nodes' members are subscribers: walk them
+            // together.
+            let subs = &problem.subscribers[comp.topics[lt] as usize];
+            let mut i = 0;
+            for (pos, &m) in members.iter().enumerate() {
+                while subs[i] < m {
+                    i += 1;
+                }
                 let x = proposal.count[lt][i];
-                let node = pair(m, lt);
+                let node = pair_base[lt] + pos as u32;
                 let (floor_edge, extra_edge) = pair_out[(node - pair_nodes.start) as usize];
                 let on_floor = x.min(proposal.floor[lt]);
                 if let Some(e) = floor_edge {

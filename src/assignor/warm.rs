@@ -1,21 +1,31 @@
 //! The warm start the uniform v2 assignor proposes to its flow solver: every claim kept,
 //! then, where that is evidently not optimal, a few extras moved from heavy holders to light
-//! subscribers.
+//! subscribers; when the claims keep little (nothing in a full assignment), the other units
+//! handed out greedily ([`greedy`]).
 //!
 //! Nothing here decides the result. The solver uses a proposal only if it certifies it as
 //! minimum-cost for its value (see [`super::flow`]), and starts from zero flow otherwise:
 //! these rules only make certification likely in the common cases (members leaving, nothing
 //! changed, one member joining) and skip it where it would certainly fail.
 
+mod greedy;
+
+#[cfg(test)]
+pub(crate) use greedy::GREEDY_OFF;
+pub(crate) use greedy::{ClassRoute, greedy_wanted, route_topic};
+
 use super::components::Component;
 use super::problem::Problem;
 
 /// Units held per (topic, subscriber) and the resulting loads, for one component.
+#[derive(Clone)]
 pub(crate) struct Proposal {
     /// Per local topic: f_t.
     pub floor: Vec<i32>,
     /// Per local topic: whether r_t > 0 (an extra exists).
     pub has_extra: Vec<bool>,
+    /// Per local topic: r_t, the number of extras.
+    pub extra: Vec<i32>,
     /// Per local topic: its subscribers as local member indices, ascending.
     pub subs: Vec<Vec<u32>>,
     /// Per local topic, per subscriber (same order as `subs`): units of the topic held.
@@ -50,7 +60,15 @@ impl Proposal {
         extra: &[u32],
         base: &[i64],
     ) -> Proposal {
-        let local = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+        // A component of every member (the usual case) numbers them as the problem does.
+        let all = comp.members.len() == problem.members.len();
+        let local = |m: u32| {
+            if all {
+                m
+            } else {
+                comp.members.partition_point(|&x| x < m) as u32
+            }
+        };
         let subs: Vec<Vec<u32>> = comp
             .topics
             .iter()
@@ -64,6 +82,7 @@ impl Proposal {
         Proposal {
             floor: floor.iter().map(|&f| f as i32).collect(),
             has_extra: extra.iter().map(|&r| r > 0).collect(),
+            extra: extra.iter().map(|&r| r as i32).collect(),
             count: subs.iter().map(|s| vec![0; s.len()]).collect(),
             subs,
             load: base.to_vec(),
@@ -180,6 +199,7 @@ mod tests {
         Proposal {
             floor: vec![0],
             has_extra: vec![true],
+            extra: vec![2],
             subs: vec![vec![0, 1, 2]],
             count: vec![vec![1, 1, 0]],
             load: vec![5, 4, 0],
