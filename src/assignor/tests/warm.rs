@@ -187,6 +187,66 @@ fn a_solver_trusting_uncertified_presets_or_overpushing_cycles_is_caught() {
     }
 }
 
+/// A source-to-sink path of `edges` (edge indices), if any: the networks are layered DAGs.
+fn a_path(nodes: usize, edges: &[Edge]) -> Option<Vec<usize>> {
+    fn walk(u: u32, sink: u32, edges: &[Edge], path: &mut Vec<usize>) -> bool {
+        if u == sink {
+            return true;
+        }
+        for (i, e) in edges.iter().enumerate() {
+            if e.0 == u && e.2 > 0 {
+                path.push(i);
+                if walk(e.1, sink, edges, path) {
+                    return true;
+                }
+                path.pop();
+            }
+        }
+        false
+    }
+    let mut path = Vec::new();
+    walk(0, nodes as u32 - 1, edges, &mut path).then_some(path)
+}
+
+/// Proposals that conserve flow but break a capacity (one edge over it, or one below zero)
+/// are refused, and the solver still returns a minimum-cost maximum flow.
+#[test]
+fn proposals_outside_the_capacities_are_refused() {
+    let mut rng = Rng(0x5eed_cafe_0042_1701);
+    let mut tried = 0;
+    for case in 0..400 {
+        let (nodes, edges) = random_network(&mut rng);
+        let (value, optimum) = reference(nodes, &edges);
+        let best = cost_of(&edges, &optimum);
+        let Some(path) = a_path(nodes, &edges) else {
+            continue;
+        };
+        // Along the path: k more units than the tightest edge has room for, or k fewer than
+        // the emptiest edge carries. Both keep every node balanced.
+        let room = path
+            .iter()
+            .map(|&i| edges[i].2 - optimum[i])
+            .min()
+            .unwrap_or(0);
+        let carried = path.iter().map(|&i| optimum[i]).min().unwrap_or(0);
+        for delta in [room + 1, -(carried + 1)] {
+            let mut preset = optimum.clone();
+            for &i in &path {
+                preset[i] += delta;
+            }
+            let (v, flows) = solve_with(nodes, &edges, &preset, Planted::None);
+            assert_eq!(v, value, "case {case}, delta {delta}");
+            assert!(is_flow(nodes, &edges, &flows), "case {case}, delta {delta}");
+            assert_eq!(cost_of(&edges, &flows), best, "case {case}, delta {delta}");
+            tried += 1;
+        }
+    }
+    assert!(
+        tried > 400,
+        "only {tried} proposals outside the capacities tried"
+    );
+}
+
 /// `spec` without its last member (it leaves).
 fn leave(spec: &GroupSpec) -> GroupSpec {
     let mut next = spec.clone();
