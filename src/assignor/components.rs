@@ -56,7 +56,15 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
 /// The components of `problem`, in order of their smallest topic index.
 pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
     let mut parent: Vec<u32> = (0..problem.topics.len() as u32).collect();
+    let mut previous: &[u32] = &[];
     for subs in &problem.subscriptions {
+        // A member with the same topics as the one before it joins nothing new (homogeneous
+        // groups and buckets: most members), and a slice comparison is cheaper than a find
+        // per topic.
+        if subs.as_slice() == previous {
+            continue;
+        }
+        previous = subs;
         if let Some((&first, rest)) = subs.split_first() {
             for &t in rest {
                 let a = find(&mut parent, first);

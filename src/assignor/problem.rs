@@ -41,7 +41,7 @@ impl<'a> Problem<'a> {
             .enumerate()
             .map(|(i, t)| (t.name.as_str(), i as u32))
             .collect();
-        let mut subscribers = vec![Vec::new(); problem.topics.len()];
+        let mut counts = vec![0usize; problem.topics.len()];
         let mut subscriptions = Vec::with_capacity(problem.members.len());
         // Members often subscribe to the very same list as the member before them (identical
         // subscriptions, or buckets): then its resolution is reused rather than hashing and
@@ -62,10 +62,19 @@ impl<'a> Problem<'a> {
                 }
             };
             for &t in &subs {
-                subscribers[t as usize].push(m as u32);
+                counts[t as usize] += 1;
             }
             subscriptions.push(subs);
             previous = Some((member.subscriptions.as_slice(), &subscriptions[m]));
+        }
+        // Sized first: growing thousands of lists one subscriber at a time reallocates each
+        // of them several times.
+        let mut subscribers: Vec<Vec<u32>> =
+            counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+        for (m, subs) in subscriptions.iter().enumerate() {
+            for &t in subs {
+                subscribers[t as usize].push(m as u32);
+            }
         }
         problem.subscribers = subscribers;
         problem.subscriptions = subscriptions;

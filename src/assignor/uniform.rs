@@ -177,6 +177,9 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
 
 /// The closed form for a homogeneous component with nothing to keep and nothing to align.
 fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
+    // The extras of each topic go to a cyclic window of subscribers starting at `cursor`;
+    // partitions are numbered in subscriber order, so a member's range starts where the
+    // previous subscriber's ended.
     let mut cursor = 0usize;
     for &t in &comp.topics {
         let subs = &problem.subscribers[t as usize];
@@ -184,17 +187,25 @@ fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i
         let total = problem.partitions(t) as usize;
         let floor = total / n;
         let extra = total % n;
-        // Members cursor..cursor+extra (cyclically) take this topic's extras.
-        let mut next = 0i32;
-        for (i, &m) in subs.iter().enumerate() {
-            let offset = (i + n - cursor % n) % n;
-            let count = floor + usize::from(offset < extra);
-            let list = &mut lists[m as usize];
-            for p in next..next + count as i32 {
-                list.push((t, p));
+        let start = cursor;
+        let end = start + extra;
+        if floor == 0 {
+            // Only the window gets anything: visit it in subscriber order, skipping the rest.
+            let wrapped = end.saturating_sub(n);
+            let mut next = 0i32;
+            for i in (0..wrapped).chain(start..end.min(n)) {
+                lists[subs[i] as usize].push((t, next));
+                next += 1;
             }
-            next += count as i32;
+        } else {
+            let in_window = |i: usize| (start <= i && i < end) || i + n < end;
+            let mut next = 0i32;
+            for (i, &m) in subs.iter().enumerate() {
+                let count = (floor + usize::from(in_window(i))) as i32;
+                lists[m as usize].extend((next..next + count).map(|p| (t, p)));
+                next += count;
+            }
         }
-        cursor = (cursor + extra) % n;
+        cursor = if end >= n { end - n } else { end };
     }
 }

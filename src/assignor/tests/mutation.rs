@@ -209,9 +209,9 @@ fn a_path_of_convex_edges_carries_one_unit_per_augmentation() {
 
 #[test]
 fn the_extras_rotation_moves_on_by_one_member_per_extra() {
-    // Kills `round_robin`'s offset mutant `(i + n - cursor % n) % n` → `(i + n + cursor % n)
-    // % n` (the rotation runs backwards). Three members, three topics of four partitions:
-    // each topic has one extra, which goes to A, then B, then C.
+    // Kills mutants of `round_robin`'s window that run the rotation backwards. Three members,
+    // three topics of four partitions: each topic has one extra, which goes to A, then B,
+    // then C.
     let all = ["T1", "T2", "T3"];
     let spec = GroupSpec {
         rack_aware: false,
@@ -233,6 +233,49 @@ fn the_extras_rotation_moves_on_by_one_member_per_extra() {
         parts(&a, "C"),
         cat([t("T1", &[3]), t("T2", &[3]), t("T3", &[2, 3])])
     );
+}
+
+#[test]
+fn the_round_robin_follows_its_definition_on_every_small_shape() {
+    // The closed form without owners, defined directly: topic by topic (name order), the
+    // extras go to the subscribers whose offset from a cursor over the members (id order) is
+    // below the topic's extras, the cursor moves on by that many, and partitions are numbered
+    // in member order. Covers floors of zero (only the window is visited) and windows that
+    // wrap around the last member.
+    let names = ["T0", "T1", "T2", "T3"];
+    for n in 1..=5usize {
+        let ids: Vec<String> = (0..n).map(|i| format!("M{i}")).collect();
+        for seed in 0..12u64 {
+            let counts: Vec<i64> = (0..4)
+                .map(|k| ((seed * 7 + k * 5 + n as u64) % (2 * n as u64 + 2)) as i64)
+                .collect();
+            let spec = GroupSpec {
+                rack_aware: false,
+                topics: names
+                    .iter()
+                    .zip(&counts)
+                    .map(|(t, &c)| topic(t, c))
+                    .collect(),
+                members: ids.iter().map(|id| member(id, &names)).collect(),
+            };
+            let a = UniformV2.assign(&spec).unwrap();
+            let mut want: Vec<Vec<(String, i32)>> = vec![Vec::new(); n];
+            let mut cursor = 0usize;
+            for (t, &c) in names.iter().zip(&counts) {
+                let (floor, extra) = (c as usize / n, c as usize % n);
+                let mut next = 0i32;
+                for (i, list) in want.iter_mut().enumerate() {
+                    let count = floor + usize::from((i + n - cursor) % n < extra);
+                    list.extend((next..next + count as i32).map(|p| (t.to_string(), p)));
+                    next += count as i32;
+                }
+                cursor = (cursor + extra) % n;
+            }
+            for (id, list) in ids.iter().zip(&want) {
+                assert_eq!(&parts(&a, id), list, "{id} with counts {counts:?}");
+            }
+        }
+    }
 }
 
 #[test]
