@@ -192,10 +192,8 @@ fn round_robin(problem: &Problem<'_>, comp: &Component, lists: &mut [Vec<(u32, i
         if floor == 0 {
             // Only the window gets anything: visit it in subscriber order, skipping the rest.
             let wrapped = end.saturating_sub(n);
-            let mut next = 0i32;
-            for i in (0..wrapped).chain(start..end.min(n)) {
-                lists[subs[i] as usize].push((t, next));
-                next += 1;
+            for (p, i) in (0..wrapped).chain(start..end.min(n)).enumerate() {
+                lists[subs[i] as usize].push((t, p as i32));
             }
         } else {
             let in_window = |i: usize| (start <= i && i < end) || i + n < end;
