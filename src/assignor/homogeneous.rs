@@ -46,8 +46,11 @@
 //! maximum flow saturates it: its integral maximum flows are exactly the y above (row sums
 //! q or q + 1, s of them q + 1), and a minimum-cost one maximises the gaining cells used.
 //!
-//! Two shortcuts skip the solver, both exact:
+//! Three shortcuts skip the solver, all exact:
 //! - no cell gains: every y is optimal for stickiness, the rotation is used;
+//! - on components of at least [`DIRECT_MIN_MEMBERS`] members, the
+//!   [direct construction](direct) (keep every gaining cell up to the caps, then fill) reaches
+//!   the upper bound below;
 //! - the [greedy](greedy_extras) reaches the upper bound min(Σ_t min(r_t, g_t),
 //!   Σ_m min(|G_m|, q) + min(s, #{m : |G_m| > q})), where g_t and |G_m| count the gaining
 //!   cells of topic t and member m: no y can use more gaining cells than a topic has extras,
@@ -56,8 +59,9 @@
 //! # Tie rule (objective 6)
 //!
 //! Among the optimal y, the one chosen is: the rotation when nothing gains (topics in name
-//! order, a cursor over members in id order), else the greedy's when it meets the bound,
-//! else the solver's on the network built in topic-name then member-id order. All three
+//! order, a cursor over members in id order), else (from [`DIRECT_MIN_MEMBERS`] members) the
+//! direct construction's when it meets the bound, else the greedy's when it meets the bound,
+//! else the solver's on the network built in topic-name then member-id order. All four
 //! read only the canonical [`Problem`] order. Partitions then go: each member keeps its own
 //! partitions of t up to c_tm, lowest numbers first; the others, in ascending number, fill
 //! the members with room in ascending id order. This may pick a different optimum than the
@@ -65,17 +69,21 @@
 //!
 //! # Complexity
 //!
-//! Counting the gaining cells and the deal: O(P + claims + Σ_t |Sub(t)|). The greedy: one
+//! Counting the gaining cells and the deal: O(P + claims + Σ_t |Sub(t)|). The direct
+//! construction: O(G log G + E + n + K) for G gaining cells when no exchange is needed (each
+//! exchange is bounded by a work budget of 4(n + E) steps in all). The greedy: one
 //! key per member and topic and a linear-time selection per topic, O(K·n + E log n) for the
 //! K ≤ |topics| topics with r_t > 0. The solver, when the greedy misses its bound, works on
 //! K·n + 2n + K edges, never on partitions. No partition × member product is built.
 
 use super::components::Component;
 
+mod direct;
 mod greedy;
 
 use super::flow::Network;
 use super::problem::Problem;
+use direct::direct_extras;
 use greedy::{Greedy, greedy_extras};
 
 /// Whether this fast path applies to `comp`: every member subscribes to every topic, and no
@@ -315,6 +323,9 @@ pub(crate) fn choose_extras(
         rotation(&mut topics, n);
         return (topics, Route::Rotation);
     }
+    if repair.is_none() && n >= DIRECT_MIN_MEMBERS && direct_extras(&mut topics, n, q, s) {
+        return (topics, Route::Direct);
+    }
     // A repair refusing topic i means the choices made for the topics before it left no
     // acceptable one: the greedy runs again with topic i first, where it is least constrained
     // (at most MAX_REORDERS times; the order only steers the heuristic, the checks decide).
@@ -344,10 +355,23 @@ pub(crate) fn choose_extras(
     (topics, route)
 }
 
+/// Plants (or removes) a fault in the direct construction on this thread: no member is kept
+/// above q in its first step, and its final bound check is skipped. For tests that must
+/// catch it.
+#[cfg(test)]
+pub(crate) fn direct_skip_bound_check(skip: bool) {
+    direct::SKIP_BOUND_CHECK.set(skip);
+}
+
+/// The fewest members for which [`choose_extras`] tries the direct construction before the
+/// greedy: on smaller components the greedy's ranking of every member is cheap, and its
+/// choices (which tests of small groups and the model's pinned state counts rely on) stay.
+const DIRECT_MIN_MEMBERS: usize = 32;
+
 /// How many times [`choose_extras`] runs the greedy again after a [`Repair`] refused.
 const MAX_REORDERS: usize = 8;
 
-/// How [`assign`] chose the extras (all three are exact; tests check each is exercised).
+/// How [`assign`] chose the extras (all four are exact; tests check each is exercised).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Route {
     /// No cell gains: the rotation.
@@ -356,6 +380,9 @@ pub(crate) enum Route {
     Greedy,
     /// The min-cost flow.
     Flow,
+    /// The direct construction met the upper bound (components of at least
+    /// [`DIRECT_MIN_MEMBERS`] members).
+    Direct,
 }
 
 /// One topic that has extras (r_t > 0) and the members chosen for them.

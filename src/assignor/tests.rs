@@ -7,6 +7,7 @@ use super::*;
 use crate::ids::MemberId;
 
 mod aligned;
+mod direct;
 mod homogeneous;
 mod mutation;
 mod oracle;

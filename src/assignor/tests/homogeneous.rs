@@ -21,7 +21,7 @@ fn owning(mut m: MemberSpec, topic: &str, parts: &[i32], generation: i32) -> Mem
 }
 
 /// The routes the fast path takes on `spec`'s homogeneous components (empty if none).
-fn routes(spec: &GroupSpec) -> Vec<Route> {
+pub(super) fn routes(spec: &GroupSpec) -> Vec<Route> {
     let problem = Problem::new(spec);
     let owners = previous_owners(&problem);
     let mut lists = vec![Vec::new(); problem.members.len()];
@@ -57,7 +57,7 @@ fn check_small(spec: &GroupSpec) -> Vec<Route> {
 /// A random homogeneous spec of up to `members` members and `topics` topics, with claims of
 /// `kind`: 0 random (stale, conflicting, out of range), 1 a stable assignment plus one
 /// joining member, 2 a stable assignment minus one member.
-fn random_homogeneous(rng: &mut Rng, members: u64, topics: u64, kind: u64) -> GroupSpec {
+pub(super) fn random_homogeneous(rng: &mut Rng, members: u64, topics: u64, kind: u64) -> GroupSpec {
     let n_topics = 1 + rng.below(topics) as usize;
     let names: Vec<String> = (0..n_topics).map(|t| format!("T{t}")).collect();
     let subs: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -138,7 +138,7 @@ pub(super) fn small_enough(spec: &GroupSpec, limit: f64) -> bool {
 #[test]
 fn every_route_is_taken_and_optimal_on_small_groups() {
     let mut rng = Rng(31);
-    let mut seen = [0usize; 3];
+    let mut seen = [0usize; 4];
     let mut checked = 0;
     while checked < 1500 {
         let kind = rng.below(3);
@@ -151,15 +151,17 @@ fn every_route_is_taken_and_optimal_on_small_groups() {
             seen[route as usize] += 1;
         }
     }
-    // Rotation, greedy and flow all run (the flow when the greedy misses its bound).
-    println!("small groups, routes (rotation, greedy, flow): {seen:?}");
-    assert!(seen.iter().all(|&c| c > 0), "routes seen {seen:?}");
+    // Rotation, greedy and flow all run (the flow when the greedy misses its bound); the
+    // direct construction is tried only on larger components (`tests/direct.rs`).
+    println!("small groups, routes (rotation, greedy, flow, direct): {seen:?}");
+    assert!(seen[..3].iter().all(|&c| c > 0), "routes seen {seen:?}");
+    assert_eq!(seen[Route::Direct as usize], 0, "routes seen {seen:?}");
 }
 
 #[test]
 fn objective_values_equal_the_flow_on_larger_groups() {
     let mut rng = Rng(37);
-    let mut seen = [0usize; 3];
+    let mut seen = [0usize; 4];
     for case in 0..300 {
         let spec = random_homogeneous(&mut rng, 14, 6, case % 3);
         let fast = UniformV2.assign(&spec).unwrap();
@@ -177,7 +179,7 @@ fn objective_values_equal_the_flow_on_larger_groups() {
             seen[route as usize] += 1;
         }
     }
-    println!("larger groups, routes (rotation, greedy, flow): {seen:?}");
+    println!("larger groups, routes (rotation, greedy, flow, direct): {seen:?}");
     assert!(seen[Route::Greedy as usize] > 0, "routes seen {seen:?}");
 }
 
