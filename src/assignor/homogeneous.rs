@@ -365,8 +365,9 @@ pub(crate) fn direct_skip_bound_check(skip: bool) {
 
 /// The fewest members for which [`choose_extras`] tries the direct construction before the
 /// greedy: on smaller components the greedy's ranking of every member is cheap, and its
-/// choices (which tests of small groups and the model's pinned state counts rely on) stay.
-const DIRECT_MIN_MEMBERS: usize = 32;
+/// choices stay (tests of small groups pin them, and the model, whose groups have at most 8
+/// members, pins state counts that depend on them).
+const DIRECT_MIN_MEMBERS: usize = 16;
 
 /// How many times [`choose_extras`] runs the greedy again after a [`Repair`] refused.
 const MAX_REORDERS: usize = 8;
