@@ -209,11 +209,24 @@ fn assign_choosing(
             }
         }
         let mut next = free.iter();
-        for (lm, &m) in comp.members.iter().enumerate() {
-            let room = quota(lm, &has_extra) - kept[lm];
-            let list = &mut lists[m as usize];
-            list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
-            kept[lm] = 0;
+        if floor == 0 {
+            // Only members given the extra have room: visit them alone (ascending local ids,
+            // the same order as the loop below), then clear the counts of the keepers.
+            for &lm in chosen {
+                let room = 1 - kept[lm as usize];
+                let list = &mut lists[comp.members[lm as usize] as usize];
+                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
+            }
+            for &(_, m) in &owners[t as usize] {
+                kept[local(m) as usize] = 0;
+            }
+        } else {
+            for (lm, &m) in comp.members.iter().enumerate() {
+                let room = quota(lm, &has_extra) - kept[lm];
+                let list = &mut lists[m as usize];
+                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
+                kept[lm] = 0;
+            }
         }
         for &lm in chosen {
             has_extra[lm as usize] = false;
