@@ -103,13 +103,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let mut received = vec![0u32; n];
     let mut mine: Vec<u32> = Vec::new();
     for lm in 0..n {
-        mine.clear();
-        mine.extend(
-            (start[lm]..start[lm + 1])
-                .filter(|&k| !out[k])
-                .map(|k| gaining_of[k]),
-        );
-        let count = mine.len() as u32;
+        let count = count[lm];
         let cap = if count > q && plus > 0 {
             plus -= 1;
             q + 1
@@ -120,8 +114,15 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         if count > cap {
             // Each of its drops is a distinct topic, so the counts of the others do not move
             // while this member chooses: one ordering decides all of them.
+            mine.clear();
+            mine.extend(
+                (start[lm]..start[lm + 1])
+                    .filter(|&k| !out[k])
+                    .map(|k| gaining_of[k]),
+            );
             let k = (count - cap) as usize;
-            mine.sort_unstable_by_key(|&i| (free[i as usize], i));
+            mine.select_nth_unstable_by_key(k - 1, |&i| (free[i as usize], i));
+            mine[..k].sort_unstable();
             for &i in &mine[..k] {
                 free[i as usize] += 1;
                 dropped.push((i, lm as u32));
@@ -162,7 +163,8 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         for &lm in &chosen {
             has[lm as usize] = true;
         }
-        let mut left = x.extra as usize - chosen.len();
+        let kept = chosen.len();
+        let mut left = x.extra as usize - kept;
         if left > 0 && !short.is_empty() {
             short.sort_by_key(|&lm| (std::cmp::Reverse(q - received[lm as usize]), lm));
             for &lm in &short {
@@ -209,10 +211,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         for &lm in &chosen {
             has[lm as usize] = false;
         }
-        // Two ascending runs (the kept cells, then the fill's): the stable sort merges them
-        // in linear time.
-        chosen.sort();
-        x.chosen = chosen;
+        x.chosen = merge_runs(chosen, kept);
         if left > 0 {
             break;
         }
@@ -276,6 +275,33 @@ fn exchange(
     None
 }
 
+/// `list` ascending: its first `kept` entries already are, the rest (the fill, usually a
+/// few) are sorted and merged in.
+fn merge_runs(mut list: Vec<u32>, kept: usize) -> Vec<u32> {
+    if list.len() == kept {
+        return list;
+    }
+    list[kept..].sort_unstable();
+    if kept == 0 || list[kept - 1] < list[kept] {
+        return list;
+    }
+    let mut merged = Vec::with_capacity(list.len());
+    let (a, b) = list.split_at(kept);
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] < b[j] {
+            merged.push(a[i]);
+            i += 1;
+        } else {
+            merged.push(b[j]);
+            j += 1;
+        }
+    }
+    merged.extend_from_slice(&a[i..]);
+    merged.extend_from_slice(&b[j..]);
+    merged
+}
+
 /// How many chosen cells are gaining cells.
 fn used_gaining(topics: &[TopicExtras], n: usize) -> u64 {
     let mut flag = vec![false; n];
@@ -290,4 +316,21 @@ fn used_gaining(topics: &[TopicExtras], n: usize) -> u64 {
         }
     }
     used
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_runs;
+
+    #[test]
+    fn merging_the_kept_and_filled_runs_gives_one_ascending_list() {
+        assert_eq!(
+            merge_runs(vec![1, 4, 9, 7, 0, 5], 3),
+            vec![0, 1, 4, 5, 7, 9]
+        );
+        assert_eq!(merge_runs(vec![1, 4, 9], 3), vec![1, 4, 9]);
+        assert_eq!(merge_runs(vec![8, 2, 5], 0), vec![2, 5, 8]);
+        assert_eq!(merge_runs(vec![1, 2, 6, 3], 2), vec![1, 2, 3, 6]);
+        assert_eq!(merge_runs(vec![3, 4, 1, 2], 2), vec![1, 2, 3, 4]);
+    }
 }
