@@ -63,7 +63,8 @@
 //! - with previous owners, [`super::homogeneous`] proves that only the choice of which
 //!   members get each topic's extra matters, as a matching on the sparse set of (topic,
 //!   member) cells where the extra keeps one more partition, and solves that exactly (a
-//!   greedy certified by an upper bound, else a small flow on topics × members). It covers
+//!   direct construction on components of 16 or more members, else a greedy, each used only
+//!   when it meets an upper bound, else a small flow on topics × members). It covers
 //!   the former "keep everything" certificate: when keeping everything is optimal, it keeps
 //!   everything. It may pick a different optimum than this module's flow (its tie rule is in
 //!   its docs); objectives 1–5 are the same.
