@@ -70,10 +70,12 @@ use rustc_hash::FxHashMap;
 use super::components::{Component, LocalIndex};
 use super::homogeneous::{self, Choice, Route};
 
+mod extras;
 mod fit;
 mod transport;
 
 use super::problem::Problem;
+use extras::TopicChoice;
 use fit::Fit;
 #[cfg(test)]
 pub(crate) use fit::tally;
@@ -117,6 +119,9 @@ pub(crate) enum Variant {
     /// No check that left-over partitions can be aligned: the extras are the greedy's
     /// unrepaired, and what the small flow cannot align goes anywhere.
     NoTransportCheck,
+    /// The rack-aware flow keeps first in every topic (no topic open) and its result is
+    /// used even when it keeps fewer than the bound: an over-generous certificate.
+    KeepFirstTrusted,
 }
 
 /// [`assign`] as `variant`.
@@ -198,11 +203,6 @@ pub(crate) fn assign_as(
         homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
 
     homogeneous::reserve(problem, comp, lists);
-    let before: Vec<usize> = comp
-        .members
-        .iter()
-        .map(|&m| lists[m as usize].len())
-        .collect();
     let mut rack_members: Vec<Vec<u32>> = vec![Vec::new(); racks.len()];
     for (lm, &bit) in member_bit.iter().enumerate() {
         if bit != 0 {
@@ -216,27 +216,64 @@ pub(crate) fn assign_as(
         flow: Transport::default(),
         check: variant != Variant::NoTransportCheck,
     };
-    let mut next_extras = 0;
+    let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
+    if deal.all(
+        problem,
+        comp,
+        &index,
+        &masks,
+        &mask_start,
+        &keepable,
+        &rack_members,
+        chosen_by_topic,
+        lists,
+    ) {
+        return Some(route);
+    }
+    // Some topic's left-over alignable partitions do not fit with the choice made without
+    // looking at them all at once: the rack-aware flow chooses again (see `extras`).
+    let chosen = extras::choose(
+        &fit,
+        racks.len(),
+        &extras,
+        variant == Variant::KeepFirstTrusted,
+    )?;
+    let before: Vec<usize> = comp
+        .members
+        .iter()
+        .map(|&m| lists[m as usize].len())
+        .collect();
+    let mut by_topic = chosen.topics.iter().peekable();
     for (i, &t) in comp.topics.iter().enumerate() {
-        let chosen: &[u32] = match extras.get(next_extras) {
-            Some(x) if x.topic == t => {
-                next_extras += 1;
-                &x.chosen
-            }
-            _ => &[],
-        };
         let count = problem.partitions(t) as usize;
         let topic_masks = &masks[mask_start[i]..mask_start[i] + count];
-        let placed = deal.topic(
-            comp,
-            &index,
-            t,
-            topic_masks,
-            &keepable[t as usize],
-            chosen,
-            &rack_members,
-            lists,
-        );
+        let placed = match by_topic.next_if(|x| x.topic() == t) {
+            Some(TopicChoice::Open(open)) => extras::deal_open(
+                open,
+                comp,
+                &index,
+                topic_masks,
+                &keepable[t as usize],
+                racks.len(),
+                lists,
+            ),
+            other => {
+                let chosen: &[u32] = match other {
+                    Some(TopicChoice::KeepFirst { chosen, .. }) => chosen,
+                    _ => &[],
+                };
+                deal.topic(
+                    comp,
+                    &index,
+                    t,
+                    topic_masks,
+                    &keepable[t as usize],
+                    chosen,
+                    &rack_members,
+                    lists,
+                )
+            }
+        };
         if !placed {
             for (&m, &len) in comp.members.iter().zip(&before) {
                 lists[m as usize].truncate(len);
@@ -244,7 +281,13 @@ pub(crate) fn assign_as(
             return None;
         }
     }
-    Some(route)
+    #[cfg(test)]
+    tally::add(if chosen.exact {
+        tally::RACK_FLOW_EXACT
+    } else {
+        tally::RACK_FLOW
+    });
+    Some(Route::Flow)
 }
 
 /// Whether a topic's partitions fall into more than [`MAX_GROUPS`] distinct non-zero masks.
@@ -277,6 +320,55 @@ struct Deal {
 }
 
 impl Deal {
+    /// Deals every topic of `comp` with the extras `chosen_by_topic` ((topic, local ids) for
+    /// the topics with extras, in `comp.topics` order); `false`, with `lists` as they were,
+    /// when some topic's left-over alignable partitions cannot all be aligned.
+    #[allow(clippy::too_many_arguments)]
+    fn all<'x>(
+        &mut self,
+        problem: &Problem<'_>,
+        comp: &Component,
+        index: &LocalIndex,
+        masks: &[u64],
+        mask_start: &[usize],
+        keepable: &[Vec<(i32, u32)>],
+        rack_members: &[Vec<u32>],
+        chosen_by_topic: impl Iterator<Item = (u32, &'x [u32])>,
+        lists: &mut [Vec<(u32, i32)>],
+    ) -> bool {
+        let before: Vec<usize> = comp
+            .members
+            .iter()
+            .map(|&m| lists[m as usize].len())
+            .collect();
+        let mut chosen_by_topic = chosen_by_topic.peekable();
+        for (i, &t) in comp.topics.iter().enumerate() {
+            let chosen: &[u32] = match chosen_by_topic.next_if(|x| x.0 == t) {
+                Some((_, chosen)) => chosen,
+                None => &[],
+            };
+            let count = problem.partitions(t) as usize;
+            let topic_masks = &masks[mask_start[i]..mask_start[i] + count];
+            let placed = self.topic(
+                comp,
+                index,
+                t,
+                topic_masks,
+                &keepable[t as usize],
+                chosen,
+                rack_members,
+                lists,
+            );
+            if !placed {
+                for (&m, &len) in comp.members.iter().zip(&before) {
+                    lists[m as usize].truncate(len);
+                }
+                return false;
+            }
+        }
+        true
+    }
+
     /// Deals topic `t`; `false` (with some of it already written to `lists`) when the
     /// left-over alignable partitions cannot all be aligned.
     #[allow(clippy::too_many_arguments)]
