@@ -28,7 +28,11 @@
 //! grouped by the set of member racks among their replicas (a bit mask), each group to the
 //! racks of its mask, each rack up to the room its members have left. When the flow cannot
 //! place all of them (the extras fell on the wrong racks, or the kept partitions used the
-//! room an alignable group needs), [`assign`] gives up, writes nothing, and the caller runs
+//! room an alignable group needs), the [rack-aware flow of extras](extras) chooses again
+//! with the racks in view; it is exact where every topic has f_t = 0 (members may then give
+//! up a claim for another partition, which the bound above does not foresee: on joins and
+//! leaves that is often what the optimum does) and is certified by the bound above
+//! elsewhere. When neither holds, [`assign`] gives up, writes nothing, and the caller runs
 //! the general flow, which is exact in every case. It also gives up when the component's
 //! members run in more than 64 racks or a topic's partitions fall into more than
 //! [`MAX_GROUPS`] masks (keeping the small flows small), the latter checked before anything
@@ -53,8 +57,9 @@
 //! order first send straight to the racks of their mask in name order while those have room,
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
 //! going to its racks in name order; a rack's partitions, ascending, fill its members with room in id order; the
-//! partitions that cannot be aligned, ascending, fill the room left in member id order. All of
-//! it reads only the canonical [`Problem`] order.
+//! partitions that cannot be aligned, ascending, fill the room left in member id order. When
+//! that does not fit, the rack-aware flow's result with its own tie rule (see [`extras`]).
+//! All of it reads only the canonical [`Problem`] order.
 //!
 //! # Complexity
 //!
@@ -199,16 +204,6 @@ pub(crate) fn assign_as(
         racks.len(),
         variant != Variant::NoTransportCheck,
     );
-    let (extras, route) =
-        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
-
-    homogeneous::reserve(problem, comp, lists);
-    let mut rack_members: Vec<Vec<u32>> = vec![Vec::new(); racks.len()];
-    for (lm, &bit) in member_bit.iter().enumerate() {
-        if bit != 0 {
-            rack_members[bit.trailing_zeros() as usize].push(lm as u32);
-        }
-    }
     let mut deal = Deal {
         room: vec![0; n],
         free: Vec::new(),
@@ -216,18 +211,39 @@ pub(crate) fn assign_as(
         flow: Transport::default(),
         check: variant != Variant::NoTransportCheck,
     };
-    let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
-    if deal.all(
+    let mut rack_members: Vec<Vec<u32>> = vec![Vec::new(); racks.len()];
+    for (lm, &bit) in member_bit.iter().enumerate() {
+        if bit != 0 {
+            rack_members[bit.trailing_zeros() as usize].push(lm as u32);
+        }
+    }
+    let ctx = Context {
         problem,
         comp,
-        &index,
-        &masks,
-        &mask_start,
-        &keepable,
-        &rack_members,
-        chosen_by_topic,
-        lists,
-    ) {
+        index: &index,
+        masks: &masks,
+        mask_start: &mask_start,
+        keepable: &keepable,
+        rack_members: &rack_members,
+        racks: racks.len(),
+    };
+    // Where the rack-aware flow is exact and some partition has no keepable claim (members
+    // left), the greedy's choice seldom fits: the flow decides at once. Only speed depends on
+    // this: without a flow of full value no assignment aligns every alignable partition, and
+    // neither route could be certified.
+    let claimed: usize = keepable.iter().map(Vec::len).sum();
+    let total = masks.len();
+    if variant == Variant::Exact && claimed > 0 && claimed < total && extras::exact_applies(&fit) {
+        homogeneous::reserve(problem, comp, lists);
+        let chosen = extras::choose(&fit, racks.len(), None, false)?;
+        return deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow);
+    }
+
+    let (extras, route) =
+        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
+    homogeneous::reserve(problem, comp, lists);
+    let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
+    if deal.all(&ctx, chosen_by_topic, lists) {
         return Some(route);
     }
     // Some topic's left-over alignable partitions do not fit with the choice made without
@@ -235,59 +251,33 @@ pub(crate) fn assign_as(
     let chosen = extras::choose(
         &fit,
         racks.len(),
-        &extras,
+        Some(&extras),
         variant == Variant::KeepFirstTrusted,
     )?;
-    let before: Vec<usize> = comp
-        .members
-        .iter()
-        .map(|&m| lists[m as usize].len())
-        .collect();
-    let mut by_topic = chosen.topics.iter().peekable();
-    for (i, &t) in comp.topics.iter().enumerate() {
-        let count = problem.partitions(t) as usize;
-        let topic_masks = &masks[mask_start[i]..mask_start[i] + count];
-        let placed = match by_topic.next_if(|x| x.topic() == t) {
-            Some(TopicChoice::Open(open)) => extras::deal_open(
-                open,
-                comp,
-                &index,
-                topic_masks,
-                &keepable[t as usize],
-                racks.len(),
-                lists,
-            ),
-            other => {
-                let chosen: &[u32] = match other {
-                    Some(TopicChoice::KeepFirst { chosen, .. }) => chosen,
-                    _ => &[],
-                };
-                deal.topic(
-                    comp,
-                    &index,
-                    t,
-                    topic_masks,
-                    &keepable[t as usize],
-                    chosen,
-                    &rack_members,
-                    lists,
-                )
-            }
-        };
-        if !placed {
-            for (&m, &len) in comp.members.iter().zip(&before) {
-                lists[m as usize].truncate(len);
-            }
-            return None;
-        }
+    deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow)
+}
+
+/// What every topic's deal reads.
+struct Context<'a, 'p> {
+    problem: &'a Problem<'p>,
+    comp: &'a Component,
+    index: &'a LocalIndex,
+    /// Masks of every partition of the component's topics, from `mask_start[i]` for the i-th.
+    masks: &'a [u64],
+    mask_start: &'a [usize],
+    /// Keepable claims per topic.
+    keepable: &'a [Vec<(i32, u32)>],
+    /// Local members per rack, ascending.
+    rack_members: &'a [Vec<u32>],
+    racks: usize,
+}
+
+impl Context<'_, '_> {
+    /// The masks of the i-th topic `t` of the component.
+    fn topic_masks(&self, i: usize, t: u32) -> &[u64] {
+        let count = self.problem.partitions(t) as usize;
+        &self.masks[self.mask_start[i]..self.mask_start[i] + count]
     }
-    #[cfg(test)]
-    tally::add(if chosen.exact {
-        tally::RACK_FLOW_EXACT
-    } else {
-        tally::RACK_FLOW
-    });
-    Some(Route::Flow)
 }
 
 /// Whether a topic's partitions fall into more than [`MAX_GROUPS`] distinct non-zero masks.
@@ -320,69 +310,84 @@ struct Deal {
 }
 
 impl Deal {
-    /// Deals every topic of `comp` with the extras `chosen_by_topic` ((topic, local ids) for
-    /// the topics with extras, in `comp.topics` order); `false`, with `lists` as they were,
-    /// when some topic's left-over alignable partitions cannot all be aligned.
-    #[allow(clippy::too_many_arguments)]
+    /// Deals every topic of the component with the extras `chosen_by_topic` ((topic, local
+    /// ids) for the topics with extras, in `comp.topics` order); `false`, with `lists` as
+    /// they were, when some topic's left-over alignable partitions cannot all be aligned.
     fn all<'x>(
         &mut self,
-        problem: &Problem<'_>,
-        comp: &Component,
-        index: &LocalIndex,
-        masks: &[u64],
-        mask_start: &[usize],
-        keepable: &[Vec<(i32, u32)>],
-        rack_members: &[Vec<u32>],
+        ctx: &Context<'_, '_>,
         chosen_by_topic: impl Iterator<Item = (u32, &'x [u32])>,
         lists: &mut [Vec<(u32, i32)>],
     ) -> bool {
-        let before: Vec<usize> = comp
-            .members
-            .iter()
-            .map(|&m| lists[m as usize].len())
-            .collect();
+        let before = lengths(ctx.comp, lists);
         let mut chosen_by_topic = chosen_by_topic.peekable();
-        for (i, &t) in comp.topics.iter().enumerate() {
+        for (i, &t) in ctx.comp.topics.iter().enumerate() {
             let chosen: &[u32] = match chosen_by_topic.next_if(|x| x.0 == t) {
                 Some((_, chosen)) => chosen,
                 None => &[],
             };
-            let count = problem.partitions(t) as usize;
-            let topic_masks = &masks[mask_start[i]..mask_start[i] + count];
-            let placed = self.topic(
-                comp,
-                index,
-                t,
-                topic_masks,
-                &keepable[t as usize],
-                chosen,
-                rack_members,
-                lists,
-            );
-            if !placed {
-                for (&m, &len) in comp.members.iter().zip(&before) {
-                    lists[m as usize].truncate(len);
-                }
+            if !self.topic(ctx, t, ctx.topic_masks(i, t), chosen, lists) {
+                restore(ctx.comp, &before, lists);
                 return false;
             }
         }
         true
     }
 
-    /// Deals topic `t`; `false` (with some of it already written to `lists`) when the
-    /// left-over alignable partitions cannot all be aligned.
-    #[allow(clippy::too_many_arguments)]
-    fn topic(
+    /// Deals every topic of the component as the rack-aware flow chose; `false`, with
+    /// `lists` as they were, if some topic does not fit (which the flow rules out; the deal
+    /// checks anyway).
+    fn chosen(
         &mut self,
-        comp: &Component,
-        index: &LocalIndex,
-        t: u32,
-        masks: &[u64],
-        keepable: &[(i32, u32)],
-        chosen: &[u32],
-        rack_members: &[Vec<u32>],
+        ctx: &Context<'_, '_>,
+        chosen: &extras::Chosen,
         lists: &mut [Vec<(u32, i32)>],
     ) -> bool {
+        let before = lengths(ctx.comp, lists);
+        let mut by_topic = chosen.topics.iter().peekable();
+        for (i, &t) in ctx.comp.topics.iter().enumerate() {
+            let masks = ctx.topic_masks(i, t);
+            let placed = match by_topic.next_if(|x| x.topic() == t) {
+                Some(TopicChoice::Open(open)) => extras::deal_open(
+                    open,
+                    ctx.comp,
+                    ctx.index,
+                    masks,
+                    &ctx.keepable[t as usize],
+                    ctx.racks,
+                    lists,
+                ),
+                Some(TopicChoice::KeepFirst { chosen, .. }) => {
+                    self.topic(ctx, t, masks, chosen, lists)
+                }
+                None => self.topic(ctx, t, masks, &[], lists),
+            };
+            if !placed {
+                restore(ctx.comp, &before, lists);
+                return false;
+            }
+        }
+        #[cfg(test)]
+        tally::add(if chosen.exact {
+            tally::RACK_FLOW_EXACT
+        } else {
+            tally::RACK_FLOW
+        });
+        true
+    }
+
+    /// Deals topic `t`; `false` (with some of it already written to `lists`) when the
+    /// left-over alignable partitions cannot all be aligned.
+    fn topic(
+        &mut self,
+        ctx: &Context<'_, '_>,
+        t: u32,
+        masks: &[u64],
+        chosen: &[u32],
+        lists: &mut [Vec<(u32, i32)>],
+    ) -> bool {
+        let (comp, index, rack_members) = (ctx.comp, ctx.index, ctx.rack_members);
+        let keepable = &ctx.keepable[t as usize][..];
         let n = comp.members.len();
         let floor = masks.len() as u32 / n as u32;
         self.room.fill(floor);
@@ -466,5 +471,20 @@ impl Deal {
         }
         debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
         true
+    }
+}
+
+/// The lengths of the component's members' lists.
+fn lengths(comp: &Component, lists: &[Vec<(u32, i32)>]) -> Vec<usize> {
+    comp.members
+        .iter()
+        .map(|&m| lists[m as usize].len())
+        .collect()
+}
+
+/// Truncates the component's members' lists back to `before`.
+fn restore(comp: &Component, before: &[usize], lists: &mut [Vec<(u32, i32)>]) {
+    for (&m, &len) in comp.members.iter().zip(before) {
+        lists[m as usize].truncate(len);
     }
 }

@@ -1,16 +1,29 @@
-//! The exact rack-aware choice of extras, run when the repaired greedy of [`super::fit`]
-//! leaves a topic whose left-over alignable partitions cannot all be aligned.
+//! The rack-aware flow of extras, run when the repaired greedy of [`super::fit`] (or the
+//! homogeneous flow behind it) leaves a topic whose left-over alignable partitions cannot all
+//! be aligned. It chooses every topic's extras at once, with the racks in view.
 //!
-//! # What it solves
+//! # Why the parent's certificate fails on joins and leaves
 //!
-//! Fix the deal of the parent module: each member keeps its lowest keepable partitions up to
-//! its count. For a topic t with r_t > 0, the *base* (nobody has the extra) leaves L_g
-//! partitions of each rack mask g ≠ 0 over, L_0 that cannot be aligned, and room ρ_r in
-//! each rack r (ρ_0 among members in no rack). Giving member m the extra either keeps its
-//! (f_t+1)-th keepable partition, of mask μ_m, when m is *gaining* (more than f_t keepable
-//! partitions), or adds one place in m's rack. Every left-over unit must end in a place:
-//! Σ_g L_g + L_0 = Σ_r ρ_r + ρ_0 + r_t. So the extras y together with the placement of
-//! left-over units are exactly the integral flows saturating this network:
+//! Measured on the benchmark's racked homogeneous leave (100 members, 100 topics of 50
+//! partitions, each partition on two of three racks): the parent's bound allows every claim
+//! kept (4,950), but the member that left held only partitions of one rack pair, and only 34
+//! of the 66 members in those racks hold none of the topics concerned. So at least 16 of the
+//! 50 freed partitions reach an aligned member only if that member gives up its own claim
+//! (which goes, aligned, to a member of the third rack): the exact flow keeps 4,934. No
+//! choice of extras that keeps every member's claims first can meet the bound there, and the
+//! bound is right not to be met. Keeping first is what the parent's deal does, so this module
+//! lets members give up claims where that is cheap to model exactly: in topics with f_t = 0.
+//!
+//! # The network
+//!
+//! Fix each topic t with r_t > 0. It is *open* when f_t = 0 (every member gets at most one
+//! of its partitions), else *keep-first*: each member keeps its lowest keepable partitions up
+//! to its count, as in the parent's deal. The *base* of a keep-first topic (nobody has the
+//! extra) leaves L_g partitions of each rack mask g ≠ 0 over, L_0 that cannot be aligned, and
+//! room ρ_r in each rack r (ρ_0 among members in no rack); giving member m the extra either
+//! keeps its (f_t+1)-th keepable partition, of mask μ_m, when m is *gaining* (more than f_t
+//! keepable partitions), or adds one place in m's rack. In an open topic every partition is
+//! left over and there is no base room. In both, Σ_g L_g + L_0 = Σ_r ρ_r + ρ_0 + r_t.
 //!
 //! ```text
 //! source → group (t,g)     cap L_g             left-over partitions of mask g ≠ 0
@@ -19,37 +32,69 @@
 //! free (t) → rack (t,r)    every rack          anywhere
 //! rack (t,r) → sink        cap ρ_r             the base room of rack r
 //! free (t) → sink          cap ρ_0             the base room of members in no rack
-//! rack (t,r) → member m    cap 1               m not gaining, in rack r: one more place
-//! free (t) → member m      cap 1               m not gaining, in no rack
-//! group (t,μ_m) → member m cap 1, cost −1      m gaining: keeps its marginal partition
-//!                                              (from free (t) when μ_m = 0)
+//! keep-first topics:
+//!   pool (t,m) → member m      cap 1           m not gaining: one more place
+//!   group (t,μ_m) → member m   cap 1, cost −1  m gaining: keeps its marginal partition
+//! open topics, m owning keepable partitions of t (a pair node (t,m)):
+//!   group (t,g) → (t,m)        cap 1, cost −1  for each mask g of m's keepable claims
+//!   pool (t,m) → (t,m)         cap 1           m takes another partition instead
+//!   (t,m) → member m           cap 1
+//! open topics, other m: pool (t,m) → member m  cap 1
 //! member m → sink          cap q; member m → Z cap 1; Z → sink cap s
 //! ```
 //!
-//! with E = Σ r_t, q = ⌊E/n⌋, s = E mod n as in [`super::super::homogeneous`]. The sink's
-//! capacity equals the source's, so a flow of full value saturates every edge into the sink:
-//! each topic then uses exactly r_t member edges (its left-overs minus its base room), every
-//! member gets q or q + 1 extras with s of them q + 1, and each topic's left-over units are
-//! placed with every alignable one in a rack of its mask (what the parent's small flows
-//! check). A minimum-cost flow of full value uses the most gaining cells among such y.
+//! where pool (t,m) is rack (t, rack of m), or free (t) for a member in no rack (a group
+//! (t,0) is free (t)), and E = Σ r_t, q = ⌊E/n⌋, s = E mod n as in
+//! [`super::super::homogeneous`]. The sink's capacity equals the source's, so a flow of full
+//! value saturates every edge into the sink: each topic uses exactly r_t member edges, every
+//! member gets q or q + 1 extras with s of them q + 1 (balance-optimal, step 1 of the parent),
+//! and every alignable unit reaches a member through a rack of its mask. A keep edge of an
+//! open topic is realised by m keeping its lowest keepable claim of that mask (it exists, and
+//! is one of the group's units; distinct members own distinct partitions).
 //!
-//! # Why its result is certified, or not used
+//! # Exact where every topic is open
 //!
-//! The flow is only a construction. The parent accepts it only when its gaining cells equal
-//! the bound B of [`homogeneous::choose_extras`](super::super::homogeneous::choose_extras)'s
-//! own choice: that choice is either the greedy meeting its upper bound or the exact flow
-//! without racks, so B is the most gaining cells of *any* balance-optimal y, and kept
-//! partitions Σ min(k_tm, f_t) + B bound every assignment that aligns every alignable
-//! partition (step 2 of the parent's certificate). Equal to B, the result meets the bound;
-//! below it (keeping the lowest keepable partitions first can cost alignment that giving one
-//! up would save, and racks may force losing keeps), the general flow decides. The deal
-//! then checks every topic again.
+//! Suppose every topic of the component with partitions has f_t = 0 and r_t > 0, and every
+//! member runs in a rack. Map an assignment A that is balance-optimal and aligns every
+//! alignable partition to a flow: m's one partition p of t goes over a keep edge when p is
+//! m's keepable claim (its mask's edge), else from p's group through m's rack to m. It is a
+//! flow of full value whose cost is minus the claims A keeps: A keeps no claim that is not
+//! keepable (that would leave an alignable partition unaligned). Conversely the deal realises
+//! a flow of full value as such an assignment with exactly that many claims kept. So a
+//! minimum-cost flow of full value is optimal for objectives 1–5 among the assignments that
+//! align every alignable partition, and it proves that one exists: then every assignment
+//! optimal for 1–4 aligns every alignable partition, and the result is optimal for 1–5 with
+//! no bound to compare. Without a flow of full value the component goes to the general flow.
+//!
+//! # Certified by the bound elsewhere
+//!
+//! With some keep-first topic the flow is only a construction (it cannot give up a claim of
+//! a floor or a marginal claim): its result is used only when its kept claims,
+//! Σ min(k_tm, f_t) plus the keep edges used, meet the parent's bound Σ min(k_tm, f_t) + B,
+//! where B counts the gaining cells of the choice of
+//! [`homogeneous::choose_extras`](super::super::homogeneous::choose_extras): the greedy meeting
+//! its upper bound, or the exact flow without racks, so B is the most gaining cells of *any*
+//! balance-optimal choice (steps 2–3 of the parent). In an open topic min(k_tm, f_t) = 0 and
+//! every kept claim is a gaining cell, so the bound reads the same. Below it, the general flow
+//! decides.
+//!
+//! # Tie rule (objective 6)
+//!
+//! The solver's minimum-cost flow on the network built in topic-name, mask, rack and member-id
+//! order (deterministic, see [`super::super::flow`]). Keep-first topics are dealt by the
+//! parent's deal with the members chosen. An open topic: each keeper keeps its lowest
+//! keepable claim of the chosen mask; each rack's pool takes, from each group in mask order
+//! (the free node last), the lowest partitions the flow sends it and hands them ascending to
+//! the rack's other takers in id order; members in no rack take the rest of the free
+//! partitions, ascending.
 //!
 //! # Complexity
 //!
-//! One min-cost flow on K·(groups + racks + 1) + n + 3 nodes and K·(n + groups·racks + racks)
-//! edges for the K topics with extras (groups ≤ [`super::MAX_GROUPS`] per topic); costs are
-//! 0 or −1, so the solver runs few phases. No partition × member product is built.
+//! Bases as in [`super::fit`] (O(P + claims)); one min-cost flow on, per topic with extras,
+//! groups + racks + 1 + (pair nodes ≤ members owning its claims) nodes and
+//! n + groups·racks + racks + 2·(keepable claims) edges, plus n + 3; costs are 0 or −1, so
+//! the solver runs few phases. The open deal is O(P_t + claims_t) per topic. No partition ×
+//! member product is built.
 
 use super::super::components::{Component, LocalIndex};
 use super::super::flow::Network;
@@ -126,14 +171,15 @@ pub(super) struct Chosen {
 
 /// The flow of the module docs. Returns `None` when it has no flow of full value (some
 /// alignable partition cannot be aligned with balance kept), or when it is not exact and
-/// uses fewer gaining cells than `bound_from` (the choice of
-/// [`homogeneous::choose_extras`](super::super::homogeneous::choose_extras)). With
+/// `bound_from` is `None` or names a choice of
+/// [`homogeneous::choose_extras`](super::super::homogeneous::choose_extras) with more gaining
+/// cells than the flow uses (the bound of the module docs). With
 /// `keep_first_trusted` (a planted fault for tests) no topic is open and the result is
 /// returned whatever its gaining cells.
 pub(super) fn choose(
     fit: &Fit<'_, '_>,
     racks: usize,
-    bound_from: &[TopicExtras],
+    bound_from: Option<&[TopicExtras]>,
     keep_first_trusted: bool,
 ) -> Option<Chosen> {
     let comp = fit.comp;
@@ -141,7 +187,7 @@ pub(super) fn choose(
     let mut state = TopicState::new(n, racks);
     let mut plans: Vec<Plan> = Vec::new();
     let mut bound = 0u64;
-    let mut next_bound = bound_from.iter().peekable();
+    let mut next_bound = bound_from.unwrap_or_default().iter().peekable();
     let mut total_extras = 0u64;
     let all_racked = fit.member_bit.iter().all(|&bit| bit != 0);
     let mut all_open = all_racked && !keep_first_trusted;
@@ -197,6 +243,9 @@ pub(super) fn choose(
             gaining,
             keep_masks,
         });
+    }
+    if bound_from.is_none() && !all_open && !keep_first_trusted {
+        return None;
     }
     let q = total_extras / n as u64;
     let s = total_extras % n as u64;
@@ -372,13 +421,26 @@ pub(super) fn choose(
     }
     #[cfg(test)]
     super::tally::add(super::tally::RACK_FLOW_RUN);
-    if !all_open && used < bound && !keep_first_trusted {
+    if !all_open && (bound_from.is_none() || used < bound) && !keep_first_trusted {
         return None;
     }
     Some(Chosen {
         topics,
         exact: all_open,
     })
+}
+
+/// Whether [`choose`]'s network is exact for `comp` (module docs): every member in a rack and
+/// every topic with partitions has fewer of them than members. `member_bit` as in
+/// [`Fit`].
+pub(super) fn exact_applies(fit: &Fit<'_, '_>) -> bool {
+    let n = fit.comp.members.len() as u32;
+    fit.member_bit.iter().all(|&bit| bit != 0)
+        && fit
+            .comp
+            .topics
+            .iter()
+            .all(|&t| fit.problem.partitions(t) < n)
 }
 
 /// The edges of one topic that the result is read from.
