@@ -227,18 +227,6 @@ pub(crate) fn assign_as(
         rack_members: &rack_members,
         racks: racks.len(),
     };
-    // Where the rack-aware flow is exact and some partition has no keepable claim (members
-    // left), the greedy's choice seldom fits: the flow decides at once. Only speed depends on
-    // this: without a flow of full value no assignment aligns every alignable partition, and
-    // neither route could be certified.
-    let claimed: usize = keepable.iter().map(Vec::len).sum();
-    let total = masks.len();
-    if variant == Variant::Exact && claimed > 0 && claimed < total && extras::exact_applies(&fit) {
-        homogeneous::reserve(problem, comp, lists);
-        let chosen = extras::choose(&fit, racks.len(), None, false)?;
-        return deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow);
-    }
-
     let (extras, route) =
         homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
     homogeneous::reserve(problem, comp, lists);
@@ -251,7 +239,7 @@ pub(crate) fn assign_as(
     let chosen = extras::choose(
         &fit,
         racks.len(),
-        Some(&extras),
+        &extras,
         variant == Variant::KeepFirstTrusted,
     )?;
     deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow)

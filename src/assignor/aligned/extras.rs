@@ -170,16 +170,16 @@ pub(super) struct Chosen {
 }
 
 /// The flow of the module docs. Returns `None` when it has no flow of full value (some
-/// alignable partition cannot be aligned with balance kept), or when it is not exact and
-/// `bound_from` is `None` or names a choice of
-/// [`homogeneous::choose_extras`](super::super::homogeneous::choose_extras) with more gaining
-/// cells than the flow uses (the bound of the module docs). With
+/// alignable partition cannot be aligned with balance kept), or when it is not exact and uses
+/// fewer gaining cells than `bound_from` (the choice of
+/// [`homogeneous::choose_extras`](super::super::homogeneous::choose_extras): the bound of the
+/// module docs). With
 /// `keep_first_trusted` (a planted fault for tests) no topic is open and the result is
 /// returned whatever its gaining cells.
 pub(super) fn choose(
     fit: &Fit<'_, '_>,
     racks: usize,
-    bound_from: Option<&[TopicExtras]>,
+    bound_from: &[TopicExtras],
     keep_first_trusted: bool,
 ) -> Option<Chosen> {
     let comp = fit.comp;
@@ -187,7 +187,7 @@ pub(super) fn choose(
     let mut state = TopicState::new(n, racks);
     let mut plans: Vec<Plan> = Vec::new();
     let mut bound = 0u64;
-    let mut next_bound = bound_from.unwrap_or_default().iter().peekable();
+    let mut next_bound = bound_from.iter().peekable();
     let mut total_extras = 0u64;
     let all_racked = fit.member_bit.iter().all(|&bit| bit != 0);
     let mut all_open = all_racked && !keep_first_trusted;
@@ -243,9 +243,6 @@ pub(super) fn choose(
             gaining,
             keep_masks,
         });
-    }
-    if bound_from.is_none() && !all_open && !keep_first_trusted {
-        return None;
     }
     let q = total_extras / n as u64;
     let s = total_extras % n as u64;
@@ -421,26 +418,13 @@ pub(super) fn choose(
     }
     #[cfg(test)]
     super::tally::add(super::tally::RACK_FLOW_RUN);
-    if !all_open && (bound_from.is_none() || used < bound) && !keep_first_trusted {
+    if !all_open && used < bound && !keep_first_trusted {
         return None;
     }
     Some(Chosen {
         topics,
         exact: all_open,
     })
-}
-
-/// Whether [`choose`]'s network is exact for `comp` (module docs): every member in a rack and
-/// every topic with partitions has fewer of them than members. `member_bit` as in
-/// [`Fit`].
-pub(super) fn exact_applies(fit: &Fit<'_, '_>) -> bool {
-    let n = fit.comp.members.len() as u32;
-    fit.member_bit.iter().all(|&bit| bit != 0)
-        && fit
-            .comp
-            .topics
-            .iter()
-            .all(|&t| fit.problem.partitions(t) < n)
 }
 
 /// The edges of one topic that the result is read from.

@@ -1,7 +1,7 @@
 //! Tests of the rack-aware flow of extras (`aligned/extras.rs`), the second construction of
 //! the rack-aware fast path: it is run and certified on racked homogeneous joins and leaves,
 //! its results are optimal (brute force on small groups, the flow's objective values on
-//! larger ones), and a planted over-generous certificate is caught.
+//! larger ones, homogeneous or in buckets), and a planted over-generous certificate is caught.
 
 use super::super::aligned::{self, Variant};
 use super::super::uniform::assign_with;
@@ -11,16 +11,31 @@ use super::homogeneous::small_enough;
 use super::oracle::{Rng, brute_force, feed_back, score};
 use super::{member, topic};
 
-/// A homogeneous rack-aware group shaped like the benchmark's racked rows, one member joined
-/// or left: members round-robin over racks a, b, c; partition p of topic t on the two racks
-/// (p + t) mod 3 and (p + t + 1) mod 3; claims from the assignor's own stable assignment.
-fn bench_like(rng: &mut Rng, max_members: u64, max_topics: u64, join: bool) -> GroupSpec {
+/// A rack-aware group shaped like the benchmark's racked rows, one member joined or left:
+/// members round-robin over racks a, b, c; partition p of topic t on the two racks
+/// (p + t) mod 3 and (p + t + 1) mod 3; member m subscribing to the topics t with
+/// t mod `buckets` = m mod `buckets` (1: homogeneous; more: one homogeneous component per
+/// bucket); claims from the assignor's own stable assignment.
+fn bench_like(
+    rng: &mut Rng,
+    max_members: u64,
+    max_topics: u64,
+    buckets: usize,
+    join: bool,
+) -> GroupSpec {
     let racks = ["a", "b", "c"];
     let n = 3 + rng.below(max_members - 2) as usize;
     let k = 1 + rng.below(max_topics) as usize;
     let per = 1 + rng.below(3 * n as u64) as i64;
     let names: Vec<String> = (0..k).map(|t| format!("T{t}")).collect();
-    let subs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let subs = |b: usize| -> Vec<&str> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|&(t, _)| t % buckets == b)
+            .map(|(_, name)| name.as_str())
+            .collect()
+    };
     let spec = GroupSpec {
         rack_aware: true,
         topics: names
@@ -43,7 +58,7 @@ fn bench_like(rng: &mut Rng, max_members: u64, max_topics: u64, join: bool) -> G
             .collect(),
         members: (0..n)
             .map(|m| {
-                let mut x = member(&format!("M{m:02}"), &subs);
+                let mut x = member(&format!("M{m:02}"), &subs(m % buckets));
                 x.rack = Some(racks[m % 3].to_owned());
                 x
             })
@@ -52,7 +67,7 @@ fn bench_like(rng: &mut Rng, max_members: u64, max_topics: u64, join: bool) -> G
     let stable = UniformV2.assign(&spec).unwrap();
     let mut next = feed_back(&spec, &stable);
     if join {
-        let mut joiner = member("M99", &subs);
+        let mut joiner = member("M99", &subs(rng.below(buckets as u64) as usize));
         joiner.rack = Some(racks[rng.below(3) as usize].to_owned());
         next.members.push(joiner);
     } else {
@@ -84,7 +99,7 @@ fn rack_flow_results_equal_the_flow_on_benchmark_like_groups() {
     let mut rng = Rng(71);
     let before = rack_flow();
     for case in 0..400 {
-        let spec = bench_like(&mut rng, 24, 8, case % 2 == 0);
+        let spec = bench_like(&mut rng, 24, 8, 1 + case / 2 % 2, case % 2 == 0);
         let fast = UniformV2.assign(&spec).unwrap();
         let flow = assign_with(&spec, false).unwrap();
         let got = score(&spec, &fast);
@@ -97,7 +112,7 @@ fn rack_flow_results_equal_the_flow_on_benchmark_like_groups() {
     );
     // Both ways of accepting its result occur: exact networks (every topic f_t = 0) and
     // keep-first topics meeting the bound.
-    assert!(exact >= 15 && certified >= 5, "{runs} {certified} {exact}");
+    assert!(exact >= 8 && certified >= 5, "{runs} {certified} {exact}");
 }
 
 #[test]
@@ -107,7 +122,7 @@ fn rack_flow_results_are_optimal_on_small_groups() {
     let mut checked = 0;
     while checked < 600 {
         let spec = if checked % 2 == 0 {
-            bench_like(&mut rng, 5, 3, checked % 4 == 0)
+            bench_like(&mut rng, 5, 3, 1, checked % 4 == 0)
         } else {
             random_racked(&mut rng, 4, 3, 1 + checked as u64 % 4 / 2)
         };
@@ -140,7 +155,7 @@ fn trusting_keep_first_below_its_bound_is_caught() {
     let (mut wrong, mut tried) = (0, 0);
     for case in 0..400 {
         let spec = if case % 2 == 0 {
-            bench_like(&mut rng, 24, 8, case % 4 == 0)
+            bench_like(&mut rng, 24, 8, 1 + case / 4 % 2, case % 4 == 0)
         } else {
             random_racked(&mut rng, 14, 6, 1 + case as u64 % 4 / 2)
         };
