@@ -8,7 +8,7 @@ use super::super::uniform::assign_with;
 use super::super::*;
 use super::aligned::{random_racked, with_variant};
 use super::homogeneous::small_enough;
-use super::oracle::{Rng, brute_force, feed_back, score};
+use super::oracle::{Rng, brute_force, feed_back, permuted, score};
 use super::{member, topic};
 
 /// A rack-aware group shaped like the benchmark's racked rows, one member joined or left:
@@ -175,4 +175,22 @@ fn trusting_keep_first_below_its_bound_is_caught() {
     }
     println!("keep-first trusted: {wrong} of {tried} worse than the flow");
     assert!(wrong > 3, "only {wrong} of {tried} caught");
+}
+
+#[test]
+fn input_order_does_not_change_the_rack_flow() {
+    let mut rng = Rng(89);
+    let before = rack_flow();
+    for case in 0..200 {
+        let spec = bench_like(&mut rng, 24, 8, 1 + case / 2 % 2, case % 2 == 0);
+        let permuted = permuted(&mut rng, &spec);
+        assert_eq!(
+            UniformV2.assign(&spec).unwrap(),
+            UniformV2.assign(&permuted).unwrap(),
+            "case {case}"
+        );
+    }
+    // The new path ran on some of them (twice per case: both orders).
+    let [runs, certified, exact] = since(before);
+    assert!(certified + exact >= 8, "{runs} {certified} {exact}");
 }
