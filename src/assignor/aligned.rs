@@ -28,7 +28,11 @@
 //! grouped by the set of member racks among their replicas (a bit mask), each group to the
 //! racks of its mask, each rack up to the room its members have left. When the flow cannot
 //! place all of them (the extras fell on the wrong racks, or the kept partitions used the
-//! room an alignable group needs), [`assign`] gives up, writes nothing, and the caller runs
+//! room an alignable group needs), the [rack-aware flow of extras](extras) chooses again
+//! with the racks in view; it is exact where every topic has f_t = 0 (members may then give
+//! up a claim for another partition, which the bound above does not foresee: on joins and
+//! leaves that is often what the optimum does) and is certified by the bound above
+//! elsewhere. When neither holds, [`assign`] gives up, writes nothing, and the caller runs
 //! the general flow, which is exact in every case. It also gives up when the component's
 //! members run in more than 64 racks or a topic's partitions fall into more than
 //! [`MAX_GROUPS`] masks (keeping the small flows small), the latter checked before anything
@@ -53,8 +57,9 @@
 //! order first send straight to the racks of their mask in name order while those have room,
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
 //! going to its racks in name order; a rack's partitions, ascending, fill its members with room in id order; the
-//! partitions that cannot be aligned, ascending, fill the room left in member id order. All of
-//! it reads only the canonical [`Problem`] order.
+//! partitions that cannot be aligned, ascending, fill the room left in member id order. When
+//! that does not fit, the rack-aware flow's result with its own tie rule (see [`extras`]).
+//! All of it reads only the canonical [`Problem`] order.
 //!
 //! # Complexity
 //!
@@ -70,10 +75,12 @@ use rustc_hash::FxHashMap;
 use super::components::{Component, LocalIndex};
 use super::homogeneous::{self, Choice, Route};
 
+mod extras;
 mod fit;
 mod transport;
 
 use super::problem::Problem;
+use extras::TopicChoice;
 use fit::Fit;
 #[cfg(test)]
 pub(crate) use fit::tally;
@@ -117,6 +124,9 @@ pub(crate) enum Variant {
     /// No check that left-over partitions can be aligned: the extras are the greedy's
     /// unrepaired, and what the small flow cannot align goes anywhere.
     NoTransportCheck,
+    /// The rack-aware flow keeps first in every topic (no topic open) and its result is
+    /// used even when it keeps fewer than the bound: an over-generous certificate.
+    KeepFirstTrusted,
 }
 
 /// [`assign`] as `variant`.
@@ -194,21 +204,6 @@ pub(crate) fn assign_as(
         racks.len(),
         variant != Variant::NoTransportCheck,
     );
-    let (extras, route) =
-        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
-
-    homogeneous::reserve(problem, comp, lists);
-    let before: Vec<usize> = comp
-        .members
-        .iter()
-        .map(|&m| lists[m as usize].len())
-        .collect();
-    let mut rack_members: Vec<Vec<u32>> = vec![Vec::new(); racks.len()];
-    for (lm, &bit) in member_bit.iter().enumerate() {
-        if bit != 0 {
-            rack_members[bit.trailing_zeros() as usize].push(lm as u32);
-        }
-    }
     let mut deal = Deal {
         room: vec![0; n],
         free: Vec::new(),
@@ -216,35 +211,61 @@ pub(crate) fn assign_as(
         flow: Transport::default(),
         check: variant != Variant::NoTransportCheck,
     };
-    let mut next_extras = 0;
-    for (i, &t) in comp.topics.iter().enumerate() {
-        let chosen: &[u32] = match extras.get(next_extras) {
-            Some(x) if x.topic == t => {
-                next_extras += 1;
-                &x.chosen
-            }
-            _ => &[],
-        };
-        let count = problem.partitions(t) as usize;
-        let topic_masks = &masks[mask_start[i]..mask_start[i] + count];
-        let placed = deal.topic(
-            comp,
-            &index,
-            t,
-            topic_masks,
-            &keepable[t as usize],
-            chosen,
-            &rack_members,
-            lists,
-        );
-        if !placed {
-            for (&m, &len) in comp.members.iter().zip(&before) {
-                lists[m as usize].truncate(len);
-            }
-            return None;
+    let mut rack_members: Vec<Vec<u32>> = vec![Vec::new(); racks.len()];
+    for (lm, &bit) in member_bit.iter().enumerate() {
+        if bit != 0 {
+            rack_members[bit.trailing_zeros() as usize].push(lm as u32);
         }
     }
-    Some(route)
+    let ctx = Context {
+        problem,
+        comp,
+        index: &index,
+        masks: &masks,
+        mask_start: &mask_start,
+        keepable: &keepable,
+        rack_members: &rack_members,
+        racks: racks.len(),
+    };
+    let (extras, route) =
+        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
+    homogeneous::reserve(problem, comp, lists);
+    let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
+    if deal.all(&ctx, chosen_by_topic, lists) {
+        return Some(route);
+    }
+    // Some topic's left-over alignable partitions do not fit with the choice made without
+    // looking at them all at once: the rack-aware flow chooses again (see `extras`).
+    let chosen = extras::choose(
+        &fit,
+        racks.len(),
+        &extras,
+        variant == Variant::KeepFirstTrusted,
+    )?;
+    deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow)
+}
+
+/// What every topic's deal reads.
+struct Context<'a, 'p> {
+    problem: &'a Problem<'p>,
+    comp: &'a Component,
+    index: &'a LocalIndex,
+    /// Masks of every partition of the component's topics, from `mask_start[i]` for the i-th.
+    masks: &'a [u64],
+    mask_start: &'a [usize],
+    /// Keepable claims per topic.
+    keepable: &'a [Vec<(i32, u32)>],
+    /// Local members per rack, ascending.
+    rack_members: &'a [Vec<u32>],
+    racks: usize,
+}
+
+impl Context<'_, '_> {
+    /// The masks of the i-th topic `t` of the component.
+    fn topic_masks(&self, i: usize, t: u32) -> &[u64] {
+        let count = self.problem.partitions(t) as usize;
+        &self.masks[self.mask_start[i]..self.mask_start[i] + count]
+    }
 }
 
 /// Whether a topic's partitions fall into more than [`MAX_GROUPS`] distinct non-zero masks.
@@ -277,20 +298,84 @@ struct Deal {
 }
 
 impl Deal {
-    /// Deals topic `t`; `false` (with some of it already written to `lists`) when the
-    /// left-over alignable partitions cannot all be aligned.
-    #[allow(clippy::too_many_arguments)]
-    fn topic(
+    /// Deals every topic of the component with the extras `chosen_by_topic` ((topic, local
+    /// ids) for the topics with extras, in `comp.topics` order); `false`, with `lists` as
+    /// they were, when some topic's left-over alignable partitions cannot all be aligned.
+    fn all<'x>(
         &mut self,
-        comp: &Component,
-        index: &LocalIndex,
-        t: u32,
-        masks: &[u64],
-        keepable: &[(i32, u32)],
-        chosen: &[u32],
-        rack_members: &[Vec<u32>],
+        ctx: &Context<'_, '_>,
+        chosen_by_topic: impl Iterator<Item = (u32, &'x [u32])>,
         lists: &mut [Vec<(u32, i32)>],
     ) -> bool {
+        let before = lengths(ctx.comp, lists);
+        let mut chosen_by_topic = chosen_by_topic.peekable();
+        for (i, &t) in ctx.comp.topics.iter().enumerate() {
+            let chosen: &[u32] = match chosen_by_topic.next_if(|x| x.0 == t) {
+                Some((_, chosen)) => chosen,
+                None => &[],
+            };
+            if !self.topic(ctx, t, ctx.topic_masks(i, t), chosen, lists) {
+                restore(ctx.comp, &before, lists);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Deals every topic of the component as the rack-aware flow chose; `false`, with
+    /// `lists` as they were, if some topic does not fit (which the flow rules out; the deal
+    /// checks anyway).
+    fn chosen(
+        &mut self,
+        ctx: &Context<'_, '_>,
+        chosen: &extras::Chosen,
+        lists: &mut [Vec<(u32, i32)>],
+    ) -> bool {
+        let before = lengths(ctx.comp, lists);
+        let mut by_topic = chosen.topics.iter().peekable();
+        for (i, &t) in ctx.comp.topics.iter().enumerate() {
+            let masks = ctx.topic_masks(i, t);
+            let placed = match by_topic.next_if(|x| x.topic() == t) {
+                Some(TopicChoice::Open(open)) => extras::deal_open(
+                    open,
+                    ctx.comp,
+                    ctx.index,
+                    masks,
+                    &ctx.keepable[t as usize],
+                    ctx.racks,
+                    lists,
+                ),
+                Some(TopicChoice::KeepFirst { chosen, .. }) => {
+                    self.topic(ctx, t, masks, chosen, lists)
+                }
+                None => self.topic(ctx, t, masks, &[], lists),
+            };
+            if !placed {
+                restore(ctx.comp, &before, lists);
+                return false;
+            }
+        }
+        #[cfg(test)]
+        tally::add(if chosen.exact {
+            tally::RACK_FLOW_EXACT
+        } else {
+            tally::RACK_FLOW
+        });
+        true
+    }
+
+    /// Deals topic `t`; `false` (with some of it already written to `lists`) when the
+    /// left-over alignable partitions cannot all be aligned.
+    fn topic(
+        &mut self,
+        ctx: &Context<'_, '_>,
+        t: u32,
+        masks: &[u64],
+        chosen: &[u32],
+        lists: &mut [Vec<(u32, i32)>],
+    ) -> bool {
+        let (comp, index, rack_members) = (ctx.comp, ctx.index, ctx.rack_members);
+        let keepable = &ctx.keepable[t as usize][..];
         let n = comp.members.len();
         let floor = masks.len() as u32 / n as u32;
         self.room.fill(floor);
@@ -374,5 +459,20 @@ impl Deal {
         }
         debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
         true
+    }
+}
+
+/// The lengths of the component's members' lists.
+fn lengths(comp: &Component, lists: &[Vec<(u32, i32)>]) -> Vec<usize> {
+    comp.members
+        .iter()
+        .map(|&m| lists[m as usize].len())
+        .collect()
+}
+
+/// Truncates the component's members' lists back to `before`.
+fn restore(comp: &Component, before: &[usize], lists: &mut [Vec<(u32, i32)>]) {
+    for (&m, &len) in comp.members.iter().zip(before) {
+        lists[m as usize].truncate(len);
     }
 }

@@ -7,6 +7,7 @@ use super::*;
 use crate::ids::MemberId;
 
 mod aligned;
+mod aligned_flow;
 mod direct;
 mod homogeneous;
 mod mutation;

@@ -71,8 +71,9 @@
 //!
 //! *Homogeneous components with rack alignment.* [`super::aligned`] certifies a result when
 //! it aligns every partition that any member could align and keeps the most that any such
-//! assignment could keep (bounds it computes from the keepable claims); when its check fails
-//! it writes nothing and this module's flow runs.
+//! assignment could keep (bounds it computes from the keepable claims), or when a small
+//! rack-aware flow over counts (not partitions) is exact for the component (every topic with
+//! f_t = 0); otherwise it writes nothing and this module's flow runs.
 //!
 //! *Smaller network.* A node (m,t) exists only where m has a floor to fill (f_t > 0) or can be
 //! reached other than through its one pool (it owns a class of t). Elsewhere it would pass

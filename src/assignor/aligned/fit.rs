@@ -45,25 +45,29 @@ enum Effect {
 }
 
 /// One topic's base and current counts.
-struct TopicState {
-    floor: u32,
+pub(super) struct TopicState {
+    pub(super) floor: u32,
     /// Keepable partitions per local member (zero outside `touched`).
     count: Vec<u32>,
     /// The mask of a gaining member's (f+1)-th keepable partition.
-    marginal: Vec<u64>,
+    pub(super) marginal: Vec<u64>,
     touched: Vec<u32>,
     /// Left-over alignable partitions of the base, by mask (ascending).
-    group_masks: Vec<u64>,
-    group_base: Vec<u64>,
+    pub(super) group_masks: Vec<u64>,
+    pub(super) group_base: Vec<u64>,
     /// Room per rack in the base.
-    room_base: Vec<u64>,
+    pub(super) room_base: Vec<u64>,
+    /// Left-over partitions of the base that cannot be aligned (mask 0).
+    pub(super) free_base: u64,
+    /// Room of the members in no rack in the base.
+    pub(super) room_free_base: u64,
     /// Left-over partitions and room with the current choice.
     supply: Vec<u64>,
     room: Vec<u64>,
 }
 
 impl TopicState {
-    fn new(members: usize, racks: usize) -> TopicState {
+    pub(super) fn new(members: usize, racks: usize) -> TopicState {
         TopicState {
             floor: 0,
             count: vec![0; members],
@@ -72,6 +76,8 @@ impl TopicState {
             group_masks: Vec::new(),
             group_base: Vec::new(),
             room_base: vec![0; racks],
+            free_base: 0,
+            room_free_base: 0,
             supply: Vec::new(),
             room: Vec::new(),
         }
@@ -84,7 +90,7 @@ impl TopicState {
         self.touched.clear();
     }
 
-    fn gaining(&self, lm: usize) -> bool {
+    pub(super) fn gaining(&self, lm: usize) -> bool {
         self.count[lm] > self.floor
     }
 
@@ -206,7 +212,7 @@ impl<'a, 'p> Fit<'a, 'p> {
     }
 
     /// Builds `state`'s base for topic `t`.
-    fn base(&self, state: &mut TopicState, t: u32) {
+    pub(super) fn base(&self, state: &mut TopicState, t: u32) {
         state.clear();
         let Ok(i) = self.comp.topics.binary_search(&t) else {
             return;
@@ -219,6 +225,9 @@ impl<'a, 'p> Fit<'a, 'p> {
         for (r, room) in state.room_base.iter_mut().enumerate() {
             *room = u64::from(floor) * self.rack_size[r];
         }
+        let rackless = n as u64 - self.rack_size.iter().sum::<u64>();
+        state.room_free_base = u64::from(floor) * rackless;
+        state.free_base = 0;
         state.group_masks.clear();
         state.group_base.clear();
         let mut claims = self.keepable[t as usize].iter().peekable();
@@ -236,6 +245,8 @@ impl<'a, 'p> Fit<'a, 'p> {
                     let bit = self.member_bit[lm];
                     if bit != 0 {
                         state.room_base[bit.trailing_zeros() as usize] -= 1;
+                    } else {
+                        state.room_free_base -= 1;
                     }
                     continue;
                 }
@@ -243,7 +254,9 @@ impl<'a, 'p> Fit<'a, 'p> {
                     state.marginal[lm] = mask;
                 }
             }
-            if mask != 0 {
+            if mask == 0 {
+                state.free_base += 1;
+            } else {
                 match state.group_masks.binary_search(&mask) {
                     Ok(g) => state.group_base[g] += 1,
                     Err(g) => {
@@ -517,9 +530,16 @@ pub(crate) mod tally {
     pub(crate) const ACROSS: usize = 1;
     /// Index of greedy runs that met their bound after a refused topic was moved first.
     pub(crate) const REORDERED: usize = 2;
+    /// Index of runs of the rack-aware flow of extras that found a flow of full value.
+    pub(crate) const RACK_FLOW_RUN: usize = 3;
+    /// Index of components certified with the rack-aware flow's extras against the bound.
+    pub(crate) const RACK_FLOW: usize = 4;
+    /// Index of components assigned by the rack-aware flow where it is exact (every topic
+    /// open).
+    pub(crate) const RACK_FLOW_EXACT: usize = 5;
 
     thread_local! {
-        static COUNTS: Cell<[usize; 3]> = const { Cell::new([0; 3]) };
+        static COUNTS: Cell<[usize; 6]> = const { Cell::new([0; 6]) };
     }
 
     /// Counts one event of kind `k`.
@@ -532,7 +552,7 @@ pub(crate) mod tally {
     }
 
     /// The counts so far on this thread.
-    pub(crate) fn get() -> [usize; 3] {
+    pub(crate) fn get() -> [usize; 6] {
         COUNTS.with(Cell::get)
     }
 }

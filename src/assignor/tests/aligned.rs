@@ -18,7 +18,7 @@ use super::{member, topic};
 /// members in racks a, b, c or none, each partition on up to two of a, b, c, d (no member runs
 /// in d). Claims of `kind`: 0 random (stale, conflicting, out of range), 1 a stable
 /// assignment plus one joining member, 2 a stable assignment minus one member.
-fn random_racked(rng: &mut Rng, members: u64, topics: u64, kind: u64) -> GroupSpec {
+pub(super) fn random_racked(rng: &mut Rng, members: u64, topics: u64, kind: u64) -> GroupSpec {
     let racks = ["a", "b", "c", "d"];
     let n_topics = 1 + rng.below(topics) as usize;
     let names: Vec<String> = (0..n_topics).map(|t| format!("T{t}")).collect();
@@ -84,7 +84,7 @@ fn random_racked(rng: &mut Rng, members: u64, topics: u64, kind: u64) -> GroupSp
 
 /// Per homogeneous rack-aware component of `spec`: the route of the fast path, or `None`
 /// when its certificate failed (the flow then runs).
-fn outcomes(spec: &GroupSpec) -> Vec<Option<Route>> {
+pub(super) fn outcomes(spec: &GroupSpec) -> Vec<Option<Route>> {
     let problem = Problem::new(spec);
     let owners = previous_owners(&problem);
     let mut lists = vec![Vec::new(); problem.members.len()];
@@ -97,7 +97,7 @@ fn outcomes(spec: &GroupSpec) -> Vec<Option<Route>> {
 
 /// The assignment by `variant` of the fast path, the flow where it gives up; `None` when the
 /// path does not apply to every component.
-fn with_variant(spec: &GroupSpec, variant: Variant) -> Option<Assignment> {
+pub(super) fn with_variant(spec: &GroupSpec, variant: Variant) -> Option<Assignment> {
     let problem = Problem::new(spec);
     let owners = previous_owners(&problem);
     let mut lists = vec![Vec::new(); problem.members.len()];

@@ -1,0 +1,196 @@
+//! Tests of the rack-aware flow of extras (`aligned/extras.rs`), the second construction of
+//! the rack-aware fast path: it is run and certified on racked homogeneous joins and leaves,
+//! its results are optimal (brute force on small groups, the flow's objective values on
+//! larger ones, homogeneous or in buckets), and a planted over-generous certificate is caught.
+
+use super::super::aligned::{self, Variant};
+use super::super::uniform::assign_with;
+use super::super::*;
+use super::aligned::{random_racked, with_variant};
+use super::homogeneous::small_enough;
+use super::oracle::{Rng, brute_force, feed_back, permuted, score};
+use super::{member, topic};
+
+/// A rack-aware group shaped like the benchmark's racked rows, one member joined or left:
+/// members round-robin over racks a, b, c; partition p of topic t on the two racks
+/// (p + t) mod 3 and (p + t + 1) mod 3; member m subscribing to the topics t with
+/// t mod `buckets` = m mod `buckets` (1: homogeneous; more: one homogeneous component per
+/// bucket); claims from the assignor's own stable assignment.
+fn bench_like(
+    rng: &mut Rng,
+    max_members: u64,
+    max_topics: u64,
+    buckets: usize,
+    join: bool,
+) -> GroupSpec {
+    let racks = ["a", "b", "c"];
+    let n = 3 + rng.below(max_members - 2) as usize;
+    let k = 1 + rng.below(max_topics) as usize;
+    let per = 1 + rng.below(3 * n as u64) as i64;
+    let names: Vec<String> = (0..k).map(|t| format!("T{t}")).collect();
+    let subs = |b: usize| -> Vec<&str> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|&(t, _)| t % buckets == b)
+            .map(|(_, name)| name.as_str())
+            .collect()
+    };
+    let spec = GroupSpec {
+        rack_aware: true,
+        topics: names
+            .iter()
+            .enumerate()
+            .map(|(t, name)| {
+                let mut x = topic(name, per);
+                x.replica_racks = Some(
+                    (0..per as usize)
+                        .map(|p| {
+                            vec![
+                                racks[(p + t) % 3].to_owned(),
+                                racks[(p + t + 1) % 3].to_owned(),
+                            ]
+                        })
+                        .collect(),
+                );
+                x
+            })
+            .collect(),
+        members: (0..n)
+            .map(|m| {
+                let mut x = member(&format!("M{m:02}"), &subs(m % buckets));
+                x.rack = Some(racks[m % 3].to_owned());
+                x
+            })
+            .collect(),
+    };
+    let stable = UniformV2.assign(&spec).unwrap();
+    let mut next = feed_back(&spec, &stable);
+    if join {
+        let mut joiner = member("M99", &subs(rng.below(buckets as u64) as usize));
+        joiner.rack = Some(racks[rng.below(3) as usize].to_owned());
+        next.members.push(joiner);
+    } else {
+        let gone = rng.below(n as u64) as usize;
+        next.members.remove(gone);
+    }
+    next
+}
+
+/// The rack-aware flow's (runs with a flow of full value, components certified against the
+/// bound, components assigned where it is exact) on this thread so far.
+fn rack_flow() -> [usize; 3] {
+    let t = aligned::tally::get();
+    [
+        t[aligned::tally::RACK_FLOW_RUN],
+        t[aligned::tally::RACK_FLOW],
+        t[aligned::tally::RACK_FLOW_EXACT],
+    ]
+}
+
+/// `rack_flow()` now minus `before`.
+fn since(before: [usize; 3]) -> [usize; 3] {
+    let now = rack_flow();
+    [now[0] - before[0], now[1] - before[1], now[2] - before[2]]
+}
+
+#[test]
+fn rack_flow_results_equal_the_flow_on_benchmark_like_groups() {
+    let mut rng = Rng(71);
+    let before = rack_flow();
+    for case in 0..400 {
+        let spec = bench_like(&mut rng, 24, 8, 1 + case / 2 % 2, case % 2 == 0);
+        let fast = UniformV2.assign(&spec).unwrap();
+        let flow = assign_with(&spec, false).unwrap();
+        let got = score(&spec, &fast);
+        assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
+        assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
+    }
+    let [runs, certified, exact] = since(before);
+    println!(
+        "benchmark-like groups: rack flow runs {runs}, certified by the bound {certified}, exact {exact}"
+    );
+    // Both ways of accepting its result occur: exact networks (every topic f_t = 0) and
+    // keep-first topics meeting the bound.
+    assert!(exact >= 8 && certified >= 5, "{runs} {certified} {exact}");
+}
+
+#[test]
+fn rack_flow_results_are_optimal_on_small_groups() {
+    let mut rng = Rng(73);
+    let before = rack_flow();
+    let mut checked = 0;
+    while checked < 600 {
+        let spec = if checked % 2 == 0 {
+            bench_like(&mut rng, 5, 3, 1, checked % 4 == 0)
+        } else {
+            random_racked(&mut rng, 4, 3, 1 + checked as u64 % 4 / 2)
+        };
+        if !small_enough(&spec, 5_000.0) {
+            continue;
+        }
+        checked += 1;
+        let fast = UniformV2.assign(&spec).unwrap();
+        assert_eq!(
+            score(&spec, &fast),
+            Some(brute_force(&spec)),
+            "{}",
+            spec.to_json()
+        );
+    }
+    let [runs, certified, exact] = since(before);
+    println!(
+        "small groups: rack flow runs {runs}, certified by the bound {certified}, exact {exact}"
+    );
+    assert!(certified + exact >= 10, "{runs} {certified} {exact}");
+}
+
+#[test]
+fn trusting_keep_first_below_its_bound_is_caught() {
+    // The planted variant keeps first in every topic (no topic open) and trusts the flow
+    // whatever it keeps. Keeping first loses a keep on some groups, so the variant must
+    // differ from the exact flow in objective values there (brute-force-sized groups rarely
+    // show it, so the flow is the oracle).
+    let mut rng = Rng(83);
+    let (mut wrong, mut tried) = (0, 0);
+    for case in 0..400 {
+        let spec = if case % 2 == 0 {
+            bench_like(&mut rng, 24, 8, 1 + case / 4 % 2, case % 4 == 0)
+        } else {
+            random_racked(&mut rng, 14, 6, 1 + case as u64 % 4 / 2)
+        };
+        let Some(variant) = with_variant(&spec, Variant::KeepFirstTrusted) else {
+            continue;
+        };
+        tried += 1;
+        let got = score(&spec, &variant);
+        assert!(
+            got.is_some(),
+            "the variant must stay valid: {}",
+            spec.to_json()
+        );
+        if got != score(&spec, &assign_with(&spec, false).unwrap()) {
+            wrong += 1;
+        }
+    }
+    println!("keep-first trusted: {wrong} of {tried} worse than the flow");
+    assert!(wrong > 3, "only {wrong} of {tried} caught");
+}
+
+#[test]
+fn input_order_does_not_change_the_rack_flow() {
+    let mut rng = Rng(89);
+    let before = rack_flow();
+    for case in 0..200 {
+        let spec = bench_like(&mut rng, 24, 8, 1 + case / 2 % 2, case % 2 == 0);
+        let permuted = permuted(&mut rng, &spec);
+        assert_eq!(
+            UniformV2.assign(&spec).unwrap(),
+            UniformV2.assign(&permuted).unwrap(),
+            "case {case}"
+        );
+    }
+    // The new path ran on some of them (twice per case: both orders).
+    let [runs, certified, exact] = since(before);
+    assert!(certified + exact >= 8, "{runs} {certified} {exact}");
+}
