@@ -9,10 +9,12 @@
 //! changed, one member joining) and skip it where it would certainly fail.
 
 mod greedy;
+mod tracker;
 
 #[cfg(test)]
 pub(crate) use greedy::GREEDY_OFF;
 pub(crate) use greedy::{ClassRoute, greedy_wanted, route_topic};
+pub(crate) use tracker::Tracker;
 
 use super::components::Component;
 use super::problem::Problem;

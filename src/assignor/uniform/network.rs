@@ -8,7 +8,7 @@ use super::super::classes::Classes;
 use super::super::components::Component;
 use super::super::flow::Network;
 use super::super::problem::Problem;
-use super::super::warm::{ClassRoute, MAX_MOVES, Proposal, greedy_wanted, route_topic};
+use super::super::warm::{ClassRoute, MAX_MOVES, Proposal, Tracker, greedy_wanted, route_topic};
 
 /// Where a pool's outgoing edge leads.
 #[derive(Clone, Copy)]
@@ -255,21 +255,32 @@ pub(super) fn solve(
     }
     proposal.count_extras();
     let mut moves = Vec::new();
-    if !kept.is_empty() && proposal.hopeless() {
+    // Whether the proposal certainly has a negative cycle (never with no claims: no extra
+    // is held).
+    let mut evident = !kept.is_empty() && proposal.hopeless();
+    if evident {
         // A holder suits a receiver when one of its kept classes of the topic is aligned
         // with the receiver's rack (the move then keeps the alignment).
         // (holder, topic, class) of every kept class, sorted: a holder's classes of a topic
         // are a range (a lookup only, so no order leaks into the result).
-        let mut kept_by: Vec<(u32, usize, usize)> = kept
-            .iter()
-            .filter_map(|&(k, _, _, _)| {
-                let class = &classes.classes[ids[k]];
-                class.owner.map(|o| (o, local_topic(class.topic), k))
-            })
-            .collect();
-        kept_by.sort_unstable();
-        let subs = proposal.subs.clone();
+        // Without racks nothing suits better than anything else: no lookup to build.
+        let mut kept_by: Vec<(u32, usize, usize)> = Vec::new();
+        let mut subs = Vec::new();
+        if any_rack {
+            kept_by = kept
+                .iter()
+                .filter_map(|&(k, _, _, _)| {
+                    let class = &classes.classes[ids[k]];
+                    class.owner.map(|o| (o, local_topic(class.topic), k))
+                })
+                .collect();
+            kept_by.sort_unstable();
+            subs.clone_from(&proposal.subs);
+        }
         let suits = |lt: usize, from: usize, to: usize| {
+            if !any_rack {
+                return false;
+            }
             let Some(r) = classes.member_rack[comp.members[subs[lt][to] as usize] as usize] else {
                 return false;
             };
@@ -280,13 +291,15 @@ pub(super) fn solve(
                 .take_while(|&&(x, y, _)| (x, y) == (o, lt))
                 .any(|&(_, _, k)| classes.classes[ids[k]].racks.binary_search(&r).is_ok())
         };
+        let mut tracker = Tracker::new(&proposal);
         while moves.len() < MAX_MOVES {
-            let Some(mv) = proposal.best_move(&suits) else {
+            let Some(mv) = tracker.best_move(&proposal, &suits) else {
                 break;
             };
-            proposal.apply(mv);
+            tracker.apply(&mut proposal, mv);
             moves.push(mv);
         }
+        evident = tracker.hopeless();
     }
     // When claims keep at most half of the units (all of them unkept in a full assignment),
     // the rest are handed out greedily and improved by a few moves (see `super::warm`), if
@@ -294,9 +307,6 @@ pub(super) fn solve(
     // way (through its pool).
     let kept_units: u64 = kept.iter().map(|&(_, _, _, x)| x as u64).sum();
     let mut handed: Option<Vec<Vec<i32>>> = None;
-    // Whether the proposal certainly has a negative cycle (never with no claims: no extra
-    // is held).
-    let evident = !kept.is_empty() && proposal.hopeless();
     if greedy_wanted(kept_units, total)
         && !evident
         && let Some((full, taken)) = proposal.completed()
