@@ -101,6 +101,36 @@ impl Proposal {
         }
     }
 
+    /// Fills the floors still short with the units no subscriber holds: to the short
+    /// subscribers of each topic in index order. Loads do not change (they count floors in
+    /// full). Returns the units each subscriber of each topic took, or `None` (nothing
+    /// changed) when no floor is short or no unit is free.
+    pub fn fill_floors(&mut self) -> Option<Vec<Vec<i32>>> {
+        let mut taken: Option<Vec<Vec<i32>>> = None;
+        for lt in 0..self.subs.len() {
+            let f = self.floor[lt];
+            let n = self.subs[lt].len() as i64;
+            let held: i64 = self.count[lt].iter().map(|&k| i64::from(k)).sum();
+            let mut free = i64::from(f) * n + i64::from(self.extra[lt]) - held;
+            for i in 0..self.subs[lt].len() {
+                if free <= 0 {
+                    break;
+                }
+                let short = i64::from(f - self.count[lt][i]);
+                if short <= 0 {
+                    continue;
+                }
+                let x = short.min(free) as i32;
+                free -= i64::from(x);
+                self.count[lt][i] += x;
+                let taken = taken
+                    .get_or_insert_with(|| self.subs.iter().map(|s| vec![0; s.len()]).collect());
+                taken[lt][i] += x;
+            }
+        }
+        taken
+    }
+
     /// Whether the proposal certainly has a negative residual cycle, so that certifying it
     /// would be wasted work: some subscriber of a topic misses part of its floor while another
     /// holds an extra of it (moving the extra fills a floor), or a subscriber with room for an

@@ -31,8 +31,24 @@ pub(super) fn solve(
 ) {
     let n_topics = comp.topics.len();
     let n_members = comp.members.len();
-    let local_topic = |t: u32| comp.topics.partition_point(|&x| x < t);
-    let local_member = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+    // A component of every member, or of every topic (the usual cases), numbers them as
+    // the problem does: no search.
+    let all_topics = comp.topics.len() == problem.topics.len();
+    let all_members = comp.members.len() == problem.members.len();
+    let local_topic = |t: u32| {
+        if all_topics {
+            t as usize
+        } else {
+            comp.topics.partition_point(|&x| x < t)
+        }
+    };
+    let local_member = |m: u32| {
+        if all_members {
+            m
+        } else {
+            comp.members.partition_point(|&x| x < m) as u32
+        }
+    };
     let floor: Vec<u32> = comp
         .topics
         .iter()
@@ -88,6 +104,7 @@ pub(super) fn solve(
     // straight to the member with capacity 1.
     let mut class_start = 0;
     let mut pair_base = Vec::with_capacity(n_topics);
+    let first_pair = next;
     let mut pair_members: Vec<Vec<u32>> = Vec::with_capacity(n_topics);
     for (lt, &t) in comp.topics.iter().enumerate() {
         let subs = &problem.subscribers[t as usize];
@@ -114,6 +131,24 @@ pub(super) fn solve(
     next += n_members as u32;
     let sink = next;
     let mut net = Network::new(sink as usize + 1);
+    // Edges: per class its supply, owner, rack and topic edges; per topic its rack pools'
+    // edges; per subscriber its pool edge; per (m,t) node a floor and an extra edge; per
+    // member two. Reserved at once rather than grown by copies.
+    let class_racks: usize = ids.iter().map(|&i| classes.classes[i].racks.len()).sum();
+    let subscriptions: usize = comp
+        .topics
+        .iter()
+        .map(|&t| problem.subscribers[t as usize].len())
+        .sum();
+    let pools: usize = rack_pool.iter().map(Vec::len).sum();
+    net.reserve(
+        3 * ids.len()
+            + class_racks
+            + pools
+            + subscriptions
+            + 2 * (member_base - first_pair) as usize
+            + 2 * n_members,
+    );
 
     // The (m,t) node, or the member node when the pair has none.
     let pair = |m: u32, lt: usize| -> u32 {
@@ -314,6 +349,12 @@ pub(super) fn solve(
         proposal = full;
         handed = Some(taken);
     }
+    // Otherwise the floors still short take units no claim keeps: a joiner can leave a topic
+    // without extras while a former holder's unit above the new ceiling stays unkept, and a
+    // flow that leaves a floor short next to a free unit has a negative cycle.
+    if handed.is_none() && !kept.is_empty() && !evident {
+        handed = proposal.fill_floors();
+    }
     if (!kept.is_empty() || handed.is_some()) && !evident {
         // Route every moved extra: from one of the holder's classes of the topic (the one
         // whose racks suit the receiver best) through the receiver's pool.
@@ -402,15 +443,20 @@ pub(super) fn solve(
             // of a topic is node pool + 1 + j.
             let mut k = 0;
             for (lt, taken) in taken.iter().enumerate() {
+                // The units to route, from the classes in order (all their units left when
+                // the greedy completion handed everything out).
+                let mut need: i32 = taken.iter().sum();
                 let pool = topic_pool[lt];
                 let rack = |node: u32| (node - pool - 1) as usize;
                 let mut routes = Vec::new();
                 while k < ids.len() && local_topic(classes.classes[ids[k]].topic) == lt {
                     let edges = &class_edges[k];
                     let size = classes.classes[ids[k]].partitions.len() as i32;
+                    let left = (size - net.preset_on(edges.supply)).min(need);
+                    need -= left;
                     routes.push(ClassRoute {
                         supply: edges.supply,
-                        left: size - net.preset_on(edges.supply),
+                        left,
                         racks: edges
                             .racks
                             .iter()
