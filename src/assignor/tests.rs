@@ -10,6 +10,7 @@ mod aligned;
 mod homogeneous;
 mod mutation;
 mod oracle;
+mod overlap;
 mod warm;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, permuted, random_spec, score};

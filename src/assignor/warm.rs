@@ -16,6 +16,27 @@ pub(crate) use greedy::GREEDY_OFF;
 pub(crate) use greedy::{ClassRoute, greedy_wanted, route_topic};
 pub(crate) use tracker::Tracker;
 
+#[cfg(test)]
+thread_local! {
+    /// Tests only: nothing is proposed (the solver starts cold), for a reference result.
+    pub(crate) static WARM_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: [`Proposal::fill_floors`] reports the units it hands out but forgets to
+    /// count them (a planted fault: the proposal is then no flow).
+    pub(crate) static FILL_PLANTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the proposals whose short floors [`Proposal::fill_floors`] filled.
+    pub(crate) static FILLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether a warm start is proposed at all (always, except in tests asking for a cold
+/// reference).
+pub(crate) fn warm_wanted() -> bool {
+    #[cfg(test)]
+    if WARM_OFF.with(std::cell::Cell::get) {
+        return false;
+    }
+    true
+}
+
 use super::components::Component;
 use super::problem::Problem;
 
@@ -122,11 +143,19 @@ impl Proposal {
                 }
                 let x = short.min(free) as i32;
                 free -= i64::from(x);
+                #[cfg(test)]
+                if FILL_PLANTED.with(std::cell::Cell::get) {
+                    self.count[lt][i] -= x;
+                }
                 self.count[lt][i] += x;
                 let taken = taken
                     .get_or_insert_with(|| self.subs.iter().map(|s| vec![0; s.len()]).collect());
                 taken[lt][i] += x;
             }
+        }
+        #[cfg(test)]
+        if taken.is_some() {
+            FILLED.with(|c| c.set(c.get() + 1));
         }
         taken
     }

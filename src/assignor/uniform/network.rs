@@ -8,7 +8,9 @@ use super::super::classes::Classes;
 use super::super::components::Component;
 use super::super::flow::Network;
 use super::super::problem::Problem;
-use super::super::warm::{ClassRoute, MAX_MOVES, Proposal, Tracker, greedy_wanted, route_topic};
+use super::super::warm::{
+    ClassRoute, MAX_MOVES, Proposal, Tracker, greedy_wanted, route_topic, warm_wanted,
+};
 
 /// Where a pool's outgoing edge leads.
 #[derive(Clone, Copy)]
@@ -355,7 +357,7 @@ pub(super) fn solve(
     if handed.is_none() && !kept.is_empty() && !evident {
         handed = proposal.fill_floors();
     }
-    if (!kept.is_empty() || handed.is_some()) && !evident {
+    if (!kept.is_empty() || handed.is_some()) && !evident && warm_wanted() {
         // Route every moved extra: from one of the holder's classes of the topic (the one
         // whose racks suit the receiver best) through the receiver's pool.
         for &(_, supply, e, x) in &kept {
