@@ -18,9 +18,9 @@
 //! *Warm start* ([`Network::preset`]). The caller may propose an initial flow x₀. The solver
 //! uses it only if it respects capacities and conservation (everywhere but the source and
 //! the sink) and is certified: shortest distances d from a virtual root joined to every node
-//! by a zero-cost arc, in the residual network of x₀, computed by Bellman–Ford in rounds
-//! (sweeps in alternating node order, relaxing at once), settle. Settled distances satisfy
-//! d(v) ≤ d(u) + c(u,v) on every residual arc, so every reduced cost c(u,v) + d(u) − d(v) is non-negative and every
+//! by a zero-cost arc, in the residual network of x₀, computed by a queue-based
+//! Bellman–Ford in rounds, settle. Settled distances satisfy d(v) ≤ d(u) + c(u,v) on every
+//! residual arc, so every reduced cost c(u,v) + d(u) − d(v) is non-negative and every
 //! residual cycle (whose cost is the sum of its reduced costs) has a non-negative cost: x₀
 //! is of minimum cost among the flows of its value. That is exactly the invariant the phases
 //! above maintain, so they continue from (x₀, d) as from (0, the DAG distances) and end with
