@@ -1,7 +1,10 @@
 //! The warm start the uniform v2 assignor proposes to its flow solver: every claim kept,
 //! then, where that is evidently not optimal, a few extras moved from heavy holders to light
-//! subscribers; when the claims keep little (nothing in a full assignment), the other units
-//! handed out greedily ([`greedy`]).
+//! subscribers (tracked per topic by [`tracker`], so that a move costs no scan of every
+//! subscription); when the claims keep little (nothing in a full assignment), the other units
+//! handed out greedily ([`greedy`]); otherwise the floors still short filled from the units
+//! no claim keeps ([`Proposal::fill_floors`]), so that the proposal has no negative cycle
+//! through a free unit and a short floor.
 //!
 //! Nothing here decides the result. The solver uses a proposal only if it certifies it as
 //! minimum-cost for its value (see [`super::flow`]), and starts from zero flow otherwise:
