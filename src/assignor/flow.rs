@@ -154,6 +154,11 @@ impl Network {
         }
     }
 
+    /// Reserves room for `edges` more edges (an estimate: a speed hint only).
+    pub fn reserve(&mut self, edges: usize) {
+        self.added.reserve(edges);
+    }
+
     /// Adds an edge `u → v` (requires `u < v`) and returns its id.
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
@@ -294,6 +299,12 @@ impl Network {
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
         let mut reached = vec![false; n];
+        // What the source can send at most: once that much flows, no augmenting path is
+        // left, and the Dijkstra that would prove it (over every node reachable from the
+        // source) is skipped.
+        let supply: i64 = arcs_of(source as usize)
+            .map(|s| i64::from(self.arcs[s].cap.max(0)))
+            .sum();
         let warm = self.warm_start(&start, &presets, source, sink);
         let cold = warm.is_none();
         let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
@@ -335,7 +346,7 @@ impl Network {
         let mut touched: Vec<u32> = Vec::new();
         let mut stack: Vec<u32> = Vec::new();
         let mut path: Vec<usize> = Vec::new();
-        loop {
+        while total < supply {
             // Dijkstra on reduced costs, stopped once the sink is settled.
             for &v in &touched {
                 reached[v as usize] = false;

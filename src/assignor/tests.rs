@@ -12,6 +12,7 @@ mod direct;
 mod homogeneous;
 mod mutation;
 mod oracle;
+mod overlap;
 mod warm;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, permuted, random_spec, score};

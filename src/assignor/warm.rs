@@ -1,7 +1,10 @@
 //! The warm start the uniform v2 assignor proposes to its flow solver: every claim kept,
 //! then, where that is evidently not optimal, a few extras moved from heavy holders to light
-//! subscribers; when the claims keep little (nothing in a full assignment), the other units
-//! handed out greedily ([`greedy`]).
+//! subscribers (tracked per topic by [`tracker`], so that a move costs no scan of every
+//! subscription); when the claims keep little (nothing in a full assignment), the other units
+//! handed out greedily ([`greedy`]); otherwise the floors still short filled from the units
+//! no claim keeps ([`Proposal::fill_floors`]), so that the proposal has no negative cycle
+//! through a free unit and a short floor.
 //!
 //! Nothing here decides the result. The solver uses a proposal only if it certifies it as
 //! minimum-cost for its value (see [`super::flow`]), and starts from zero flow otherwise:
@@ -9,10 +12,33 @@
 //! changed, one member joining) and skip it where it would certainly fail.
 
 mod greedy;
+mod tracker;
 
 #[cfg(test)]
 pub(crate) use greedy::GREEDY_OFF;
 pub(crate) use greedy::{ClassRoute, greedy_wanted, route_topic};
+pub(crate) use tracker::Tracker;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: nothing is proposed (the solver starts cold), for a reference result.
+    pub(crate) static WARM_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: [`Proposal::fill_floors`] reports the units it hands out but forgets to
+    /// count them (a planted fault: the proposal is then no flow).
+    pub(crate) static FILL_PLANTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the proposals whose short floors [`Proposal::fill_floors`] filled.
+    pub(crate) static FILLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether a warm start is proposed at all (always, except in tests asking for a cold
+/// reference).
+pub(crate) fn warm_wanted() -> bool {
+    #[cfg(test)]
+    if WARM_OFF.with(std::cell::Cell::get) {
+        return false;
+    }
+    true
+}
 
 use super::components::Component;
 use super::problem::Problem;
@@ -97,6 +123,44 @@ impl Proposal {
                 self.load[lm as usize] += i64::from((k - self.floor[lt]).max(0));
             }
         }
+    }
+
+    /// Fills the floors still short with the units no subscriber holds: to the short
+    /// subscribers of each topic in index order. Loads do not change (they count floors in
+    /// full). Returns the units each subscriber of each topic took, or `None` (nothing
+    /// changed) when no floor is short or no unit is free.
+    pub fn fill_floors(&mut self) -> Option<Vec<Vec<i32>>> {
+        let mut taken: Option<Vec<Vec<i32>>> = None;
+        for lt in 0..self.subs.len() {
+            let f = self.floor[lt];
+            let n = self.subs[lt].len() as i64;
+            let held: i64 = self.count[lt].iter().map(|&k| i64::from(k)).sum();
+            let mut free = i64::from(f) * n + i64::from(self.extra[lt]) - held;
+            for i in 0..self.subs[lt].len() {
+                if free <= 0 {
+                    break;
+                }
+                let short = i64::from(f - self.count[lt][i]);
+                if short <= 0 {
+                    continue;
+                }
+                let x = short.min(free) as i32;
+                free -= i64::from(x);
+                #[cfg(test)]
+                if FILL_PLANTED.with(std::cell::Cell::get) {
+                    self.count[lt][i] -= x;
+                }
+                self.count[lt][i] += x;
+                let taken = taken
+                    .get_or_insert_with(|| self.subs.iter().map(|s| vec![0; s.len()]).collect());
+                taken[lt][i] += x;
+            }
+        }
+        #[cfg(test)]
+        if taken.is_some() {
+            FILLED.with(|c| c.set(c.get() + 1));
+        }
+        taken
     }
 
     /// Whether the proposal certainly has a negative residual cycle, so that certifying it

@@ -72,7 +72,13 @@ impl Network {
         let mut queued = vec![true; n];
         let mut parent = vec![NONE; n];
         let mut walk = Walk::new(n);
-        let mut round: Vec<u32> = (0..n as u32).collect();
+        // The first round scans the nodes in descending order: the most negative distances
+        // start at the sink (the reverses of the loaded convex arcs) and run back through
+        // members, (m,t) nodes, pools and classes, against the edges' direction, so this
+        // order passes them on within the round. (In ascending order nearly every node was
+        // scanned once more: 1.3× the arcs on an overlapping leave, 1.4× on a full
+        // assignment.)
+        let mut round: Vec<u32> = (0..n as u32).rev().collect();
         let mut next_round: Vec<u32> = Vec::new();
         let mut rounds = 0;
         let mut cancelled = 0;

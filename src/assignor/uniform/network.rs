@@ -8,7 +8,9 @@ use super::super::classes::Classes;
 use super::super::components::Component;
 use super::super::flow::Network;
 use super::super::problem::Problem;
-use super::super::warm::{ClassRoute, MAX_MOVES, Proposal, greedy_wanted, route_topic};
+use super::super::warm::{
+    ClassRoute, MAX_MOVES, Proposal, Tracker, greedy_wanted, route_topic, warm_wanted,
+};
 
 /// Where a pool's outgoing edge leads.
 #[derive(Clone, Copy)]
@@ -31,8 +33,24 @@ pub(super) fn solve(
 ) {
     let n_topics = comp.topics.len();
     let n_members = comp.members.len();
-    let local_topic = |t: u32| comp.topics.partition_point(|&x| x < t);
-    let local_member = |m: u32| comp.members.partition_point(|&x| x < m) as u32;
+    // A component of every member, or of every topic (the usual cases), numbers them as
+    // the problem does: no search.
+    let all_topics = comp.topics.len() == problem.topics.len();
+    let all_members = comp.members.len() == problem.members.len();
+    let local_topic = |t: u32| {
+        if all_topics {
+            t as usize
+        } else {
+            comp.topics.partition_point(|&x| x < t)
+        }
+    };
+    let local_member = |m: u32| {
+        if all_members {
+            m
+        } else {
+            comp.members.partition_point(|&x| x < m) as u32
+        }
+    };
     let floor: Vec<u32> = comp
         .topics
         .iter()
@@ -88,6 +106,7 @@ pub(super) fn solve(
     // straight to the member with capacity 1.
     let mut class_start = 0;
     let mut pair_base = Vec::with_capacity(n_topics);
+    let first_pair = next;
     let mut pair_members: Vec<Vec<u32>> = Vec::with_capacity(n_topics);
     for (lt, &t) in comp.topics.iter().enumerate() {
         let subs = &problem.subscribers[t as usize];
@@ -114,6 +133,24 @@ pub(super) fn solve(
     next += n_members as u32;
     let sink = next;
     let mut net = Network::new(sink as usize + 1);
+    // Edges: per class its supply, owner, rack and topic edges; per topic its rack pools'
+    // edges; per subscriber its pool edge; per (m,t) node a floor and an extra edge; per
+    // member two. Reserved at once rather than grown by copies.
+    let class_racks: usize = ids.iter().map(|&i| classes.classes[i].racks.len()).sum();
+    let subscriptions: usize = comp
+        .topics
+        .iter()
+        .map(|&t| problem.subscribers[t as usize].len())
+        .sum();
+    let pools: usize = rack_pool.iter().map(Vec::len).sum();
+    net.reserve(
+        3 * ids.len()
+            + class_racks
+            + pools
+            + subscriptions
+            + 2 * (member_base - first_pair) as usize
+            + 2 * n_members,
+    );
 
     // The (m,t) node, or the member node when the pair has none.
     let pair = |m: u32, lt: usize| -> u32 {
@@ -255,21 +292,32 @@ pub(super) fn solve(
     }
     proposal.count_extras();
     let mut moves = Vec::new();
-    if !kept.is_empty() && proposal.hopeless() {
+    // Whether the proposal certainly has a negative cycle (never with no claims: no extra
+    // is held).
+    let mut evident = !kept.is_empty() && proposal.hopeless();
+    if evident {
         // A holder suits a receiver when one of its kept classes of the topic is aligned
         // with the receiver's rack (the move then keeps the alignment).
         // (holder, topic, class) of every kept class, sorted: a holder's classes of a topic
         // are a range (a lookup only, so no order leaks into the result).
-        let mut kept_by: Vec<(u32, usize, usize)> = kept
-            .iter()
-            .filter_map(|&(k, _, _, _)| {
-                let class = &classes.classes[ids[k]];
-                class.owner.map(|o| (o, local_topic(class.topic), k))
-            })
-            .collect();
-        kept_by.sort_unstable();
-        let subs = proposal.subs.clone();
+        // Without racks nothing suits better than anything else: no lookup to build.
+        let mut kept_by: Vec<(u32, usize, usize)> = Vec::new();
+        let mut subs = Vec::new();
+        if any_rack {
+            kept_by = kept
+                .iter()
+                .filter_map(|&(k, _, _, _)| {
+                    let class = &classes.classes[ids[k]];
+                    class.owner.map(|o| (o, local_topic(class.topic), k))
+                })
+                .collect();
+            kept_by.sort_unstable();
+            subs.clone_from(&proposal.subs);
+        }
         let suits = |lt: usize, from: usize, to: usize| {
+            if !any_rack {
+                return false;
+            }
             let Some(r) = classes.member_rack[comp.members[subs[lt][to] as usize] as usize] else {
                 return false;
             };
@@ -280,13 +328,15 @@ pub(super) fn solve(
                 .take_while(|&&(x, y, _)| (x, y) == (o, lt))
                 .any(|&(_, _, k)| classes.classes[ids[k]].racks.binary_search(&r).is_ok())
         };
+        let mut tracker = Tracker::new(&proposal);
         while moves.len() < MAX_MOVES {
-            let Some(mv) = proposal.best_move(&suits) else {
+            let Some(mv) = tracker.best_move(&proposal, &suits) else {
                 break;
             };
-            proposal.apply(mv);
+            tracker.apply(&mut proposal, mv);
             moves.push(mv);
         }
+        evident = tracker.hopeless();
     }
     // When claims keep at most half of the units (all of them unkept in a full assignment),
     // the rest are handed out greedily and improved by a few moves (see `super::warm`), if
@@ -294,9 +344,6 @@ pub(super) fn solve(
     // way (through its pool).
     let kept_units: u64 = kept.iter().map(|&(_, _, _, x)| x as u64).sum();
     let mut handed: Option<Vec<Vec<i32>>> = None;
-    // Whether the proposal certainly has a negative cycle (never with no claims: no extra
-    // is held).
-    let evident = !kept.is_empty() && proposal.hopeless();
     if greedy_wanted(kept_units, total)
         && !evident
         && let Some((full, taken)) = proposal.completed()
@@ -304,7 +351,13 @@ pub(super) fn solve(
         proposal = full;
         handed = Some(taken);
     }
-    if (!kept.is_empty() || handed.is_some()) && !evident {
+    // Otherwise the floors still short take units no claim keeps: a joiner can leave a topic
+    // without extras while a former holder's unit above the new ceiling stays unkept, and a
+    // flow that leaves a floor short next to a free unit has a negative cycle.
+    if handed.is_none() && !kept.is_empty() && !evident {
+        handed = proposal.fill_floors();
+    }
+    if (!kept.is_empty() || handed.is_some()) && !evident && warm_wanted() {
         // Route every moved extra: from one of the holder's classes of the topic (the one
         // whose racks suit the receiver best) through the receiver's pool.
         for &(_, supply, e, x) in &kept {
@@ -392,15 +445,20 @@ pub(super) fn solve(
             // of a topic is node pool + 1 + j.
             let mut k = 0;
             for (lt, taken) in taken.iter().enumerate() {
+                // The units to route, from the classes in order (all their units left when
+                // the greedy completion handed everything out).
+                let mut need: i32 = taken.iter().sum();
                 let pool = topic_pool[lt];
                 let rack = |node: u32| (node - pool - 1) as usize;
                 let mut routes = Vec::new();
                 while k < ids.len() && local_topic(classes.classes[ids[k]].topic) == lt {
                     let edges = &class_edges[k];
                     let size = classes.classes[ids[k]].partitions.len() as i32;
+                    let left = (size - net.preset_on(edges.supply)).min(need);
+                    need -= left;
                     routes.push(ClassRoute {
                         supply: edges.supply,
-                        left: size - net.preset_on(edges.supply),
+                        left,
                         racks: edges
                             .racks
                             .iter()
