@@ -127,6 +127,9 @@ pub(crate) enum Variant {
     /// The rack-aware flow keeps first in every topic (no topic open) and its result is
     /// used even when it keeps fewer than the bound: an over-generous certificate.
     KeepFirstTrusted,
+    /// The quick choice of extras is the rotation even where cells gain: it keeps fewer
+    /// claims than the bound, yet the deal's check alone accepts it.
+    QuickIgnoresGains,
 }
 
 /// [`assign`] as `variant`.
@@ -193,17 +196,6 @@ pub(crate) fn assign_as(
             .collect();
     }
 
-    let mut fit = Fit::new(
-        problem,
-        comp,
-        &index,
-        &masks,
-        &mask_start,
-        &keepable,
-        &member_bit,
-        racks.len(),
-        variant != Variant::NoTransportCheck,
-    );
     let mut deal = Deal {
         room: vec![0; n],
         free: Vec::new(),
@@ -227,9 +219,32 @@ pub(crate) fn assign_as(
         rack_members: &rack_members,
         racks: racks.len(),
     };
+    homogeneous::reserve(problem, comp, lists);
+    // The cheap choice first: when it exists it uses the most gaining cells of any
+    // balance-optimal choice, so the deal's check is all the certificate still needs.
+    if variant != Variant::NoTransportCheck
+        && let Some((extras, route)) = quick_extras(problem, comp, &keepable, variant)
+    {
+        let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
+        if deal.all(&ctx, chosen_by_topic, lists) {
+            #[cfg(test)]
+            tally::add_quick();
+            return Some(route);
+        }
+    }
+    let mut fit = Fit::new(
+        problem,
+        comp,
+        &index,
+        &masks,
+        &mask_start,
+        &keepable,
+        &member_bit,
+        racks.len(),
+        variant != Variant::NoTransportCheck,
+    );
     let (extras, route) =
         homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
-    homogeneous::reserve(problem, comp, lists);
     let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
     if deal.all(&ctx, chosen_by_topic, lists) {
         return Some(route);
@@ -243,6 +258,23 @@ pub(crate) fn assign_as(
         variant == Variant::KeepFirstTrusted,
     )?;
     deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow)
+}
+
+/// [`homogeneous::quick_extras`] on the keepable claims (`None` where the greedy would be
+/// needed), or in [`Variant::QuickIgnoresGains`] the rotation on components where that
+/// would be tried.
+fn quick_extras(
+    problem: &Problem<'_>,
+    comp: &Component,
+    keepable: &[Vec<(i32, u32)>],
+    variant: Variant,
+) -> Option<(Vec<homogeneous::TopicExtras>, Route)> {
+    let quick = homogeneous::quick_extras(problem, comp, keepable);
+    if variant == Variant::QuickIgnoresGains {
+        return quick
+            .map(|_| homogeneous::choose_extras(problem, comp, keepable, Choice::Rotation));
+    }
+    quick
 }
 
 /// What every topic's deal reads.
