@@ -416,7 +416,7 @@ pub(crate) fn direct_skip_bound_check(skip: bool) {
 /// greedy: on smaller components the greedy's ranking of every member is cheap, and its
 /// choices stay (tests of small groups pin them, and the model, whose groups have at most 8
 /// members, pins state counts that depend on them).
-const DIRECT_MIN_MEMBERS: usize = 16;
+pub(crate) const DIRECT_MIN_MEMBERS: usize = 16;
 
 /// How many times [`choose_extras`] runs the greedy again after a [`Repair`] refused.
 const MAX_REORDERS: usize = 8;
