@@ -40,8 +40,12 @@
 //!
 //! # Choosing extras that leave alignable partitions alignable
 //!
-//! Which members get the extras decides where room is left, so the choice of step 3 runs as
-//! the homogeneous greedy with a [repair](fit) ([`homogeneous::Choice::Repaired`]): after the
+//! Which members get the extras decides where room is left. On components of at least
+//! [`homogeneous::DIRECT_MIN_MEMBERS`] members where no keepable claim gains (a first
+//! assignment), every choice meets the bound of step 3, so the rotation is tried first and
+//! the deal's check alone decides ([`homogeneous::quick_extras`]; it skips the greedy's
+//! ranking of every member for every topic). Otherwise, or when that deal does not fit, the
+//! choice of step 3 runs as the homogeneous greedy with a [repair](fit) ([`homogeneous::Choice::Repaired`]): after the
 //! greedy picks a topic's members, the small flow checks that topic, and chosen members are
 //! exchanged (within the topic, or across with an earlier topic) until it fits. A topic that
 //! cannot be made to fit sends the greedy round again with that topic first (a few times at
@@ -51,8 +55,8 @@
 //!
 //! # Tie rule (objective 6)
 //!
-//! The extras: [`homogeneous::choose_extras`] on the keepable claims with the repair above
-//! (every step reads the canonical order). Then, per topic: each member keeps its own keepable partitions up to
+//! The extras: the rotation where it is tried and fits, else [`homogeneous::choose_extras`]
+//! on the keepable claims with the repair above (every step reads the canonical order). Then, per topic: each member keeps its own keepable partitions up to
 //! c_tm, lowest numbers first; the small flow splits every group over racks (groups in mask
 //! order first send straight to the racks of their mask in name order while those have room,
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
@@ -127,6 +131,9 @@ pub(crate) enum Variant {
     /// The rack-aware flow keeps first in every topic (no topic open) and its result is
     /// used even when it keeps fewer than the bound: an over-generous certificate.
     KeepFirstTrusted,
+    /// The quick choice of extras is the rotation even where cells gain, accepted on the
+    /// deal's check alone: it may keep fewer claims than the bound.
+    QuickIgnoresGains,
 }
 
 /// [`assign`] as `variant`.
@@ -193,17 +200,6 @@ pub(crate) fn assign_as(
             .collect();
     }
 
-    let mut fit = Fit::new(
-        problem,
-        comp,
-        &index,
-        &masks,
-        &mask_start,
-        &keepable,
-        &member_bit,
-        racks.len(),
-        variant != Variant::NoTransportCheck,
-    );
     let mut deal = Deal {
         room: vec![0; n],
         free: Vec::new(),
@@ -227,9 +223,32 @@ pub(crate) fn assign_as(
         rack_members: &rack_members,
         racks: racks.len(),
     };
+    homogeneous::reserve(problem, comp, lists);
+    // The cheap choice first: when it exists it uses the most gaining cells of any
+    // balance-optimal choice, so the deal's check is all the certificate still needs.
+    if variant != Variant::NoTransportCheck
+        && let Some((extras, route)) = quick_extras(problem, comp, &keepable, variant)
+    {
+        let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
+        if deal.all(&ctx, chosen_by_topic, lists) {
+            #[cfg(test)]
+            tally::add_quick();
+            return Some(route);
+        }
+    }
+    let mut fit = Fit::new(
+        problem,
+        comp,
+        &index,
+        &masks,
+        &mask_start,
+        &keepable,
+        &member_bit,
+        racks.len(),
+        variant != Variant::NoTransportCheck,
+    );
     let (extras, route) =
         homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
-    homogeneous::reserve(problem, comp, lists);
     let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
     if deal.all(&ctx, chosen_by_topic, lists) {
         return Some(route);
@@ -243,6 +262,24 @@ pub(crate) fn assign_as(
         variant == Variant::KeepFirstTrusted,
     )?;
     deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow)
+}
+
+/// [`homogeneous::quick_extras`] on the keepable claims (`None` where the greedy would be
+/// needed), or in [`Variant::QuickIgnoresGains`] the rotation on every component where the
+/// quick choice is tried, whoever gains.
+fn quick_extras(
+    problem: &Problem<'_>,
+    comp: &Component,
+    keepable: &[Vec<(i32, u32)>],
+    variant: Variant,
+) -> Option<(Vec<homogeneous::TopicExtras>, Route)> {
+    if variant == Variant::QuickIgnoresGains
+        && comp.members.len() >= homogeneous::DIRECT_MIN_MEMBERS
+    {
+        let rotation = homogeneous::choose_extras(problem, comp, keepable, Choice::Rotation);
+        return Some(rotation);
+    }
+    homogeneous::quick_extras(problem, comp, keepable)
 }
 
 /// What every topic's deal reads.

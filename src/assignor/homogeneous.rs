@@ -284,47 +284,7 @@ pub(crate) fn choose_extras(
     choice: Choice<'_>,
 ) -> (Vec<TopicExtras>, Route) {
     let n = comp.members.len();
-    let index = comp.local_index(problem.members.len());
-    let local = |m: u32| index.get(comp, m) as u32;
-    // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
-    let mut topics: Vec<TopicExtras> = Vec::new();
-    let mut count = vec![0u32; n];
-    let mut touched: Vec<u32> = Vec::new();
-    let mut total_extras = 0u64;
-    for &t in &comp.topics {
-        let partitions = problem.partitions(t);
-        let floor = partitions / n as u32;
-        let extra = partitions % n as u32;
-        if extra == 0 {
-            continue;
-        }
-        total_extras += u64::from(extra);
-        for &(_, m) in &owners[t as usize] {
-            let lm = local(m);
-            if count[lm as usize] == 0 {
-                touched.push(lm);
-            }
-            count[lm as usize] += 1;
-        }
-        let mut gaining: Vec<u32> = touched
-            .iter()
-            .copied()
-            .filter(|&lm| count[lm as usize] > floor)
-            .collect();
-        gaining.sort_unstable();
-        for &lm in &touched {
-            count[lm as usize] = 0;
-        }
-        touched.clear();
-        topics.push(TopicExtras {
-            topic: t,
-            extra,
-            gaining,
-            chosen: Vec::new(),
-        });
-    }
-    let q = (total_extras / n as u64) as u32;
-    let s = (total_extras % n as u64) as u32;
+    let (mut topics, q, s) = topic_extras(problem, comp, owners);
 
     let no_gain = topics.iter().all(|x| x.gaining.is_empty());
     let (rotate, mut repair) = match choice {
@@ -368,6 +328,82 @@ pub(crate) fn choose_extras(
     (topics, route)
 }
 
+/// The extras of [`Choice::Best`] when they come cheapest: on components of at least
+/// [`DIRECT_MIN_MEMBERS`] members where no cell gains, the rotation (every choice then uses
+/// the most gaining cells, none); `None` otherwise. Topics as in [`choose_extras`].
+///
+/// The direct construction is not tried here: measured on racked joins of 1,000 members,
+/// the rack-aware deal refused its choice and the wasted deal cost more than it saved.
+pub(crate) fn quick_extras(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+) -> Option<(Vec<TopicExtras>, Route)> {
+    let n = comp.members.len();
+    if n < DIRECT_MIN_MEMBERS {
+        return None;
+    }
+    let (mut topics, _, _) = topic_extras(problem, comp, owners);
+    if !topics.iter().all(|x| x.gaining.is_empty()) {
+        return None;
+    }
+    rotation(&mut topics, n);
+    Some((topics, Route::Rotation))
+}
+
+/// Per topic with extras (in `comp.topics` order): its extras and gaining members (local
+/// ids, ascending), nothing chosen yet; then q = ⌊E/n⌋ and s = E mod n.
+fn topic_extras(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+) -> (Vec<TopicExtras>, u32, u32) {
+    let n = comp.members.len();
+    let index = comp.local_index(problem.members.len());
+    let local = |m: u32| index.get(comp, m) as u32;
+    // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
+    let mut topics: Vec<TopicExtras> = Vec::new();
+    let mut count = vec![0u32; n];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut total_extras = 0u64;
+    for &t in &comp.topics {
+        let partitions = problem.partitions(t);
+        let floor = partitions / n as u32;
+        let extra = partitions % n as u32;
+        if extra == 0 {
+            continue;
+        }
+        total_extras += u64::from(extra);
+        for &(_, m) in &owners[t as usize] {
+            let lm = local(m);
+            if count[lm as usize] == 0 {
+                touched.push(lm);
+            }
+            count[lm as usize] += 1;
+        }
+        let mut gaining: Vec<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&lm| count[lm as usize] > floor)
+            .collect();
+        gaining.sort_unstable();
+        for &lm in &touched {
+            count[lm as usize] = 0;
+        }
+        touched.clear();
+        topics.push(TopicExtras {
+            topic: t,
+            extra,
+            gaining,
+            chosen: Vec::new(),
+        });
+    }
+    let q = (total_extras / n as u64) as u32;
+    let s = (total_extras % n as u64) as u32;
+
+    (topics, q, s)
+}
+
 /// Plants (or removes) a fault in the direct construction on this thread: no member is kept
 /// above q in its first step, and its final bound check is skipped. For tests that must
 /// catch it.
@@ -380,7 +416,7 @@ pub(crate) fn direct_skip_bound_check(skip: bool) {
 /// greedy: on smaller components the greedy's ranking of every member is cheap, and its
 /// choices stay (tests of small groups pin them, and the model, whose groups have at most 8
 /// members, pins state counts that depend on them).
-const DIRECT_MIN_MEMBERS: usize = 16;
+pub(crate) const DIRECT_MIN_MEMBERS: usize = 16;
 
 /// How many times [`choose_extras`] runs the greedy again after a [`Repair`] refused.
 const MAX_REORDERS: usize = 8;

@@ -13,6 +13,7 @@ mod homogeneous;
 mod mutation;
 mod oracle;
 mod overlap;
+mod quick;
 mod warm;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, permuted, random_spec, score};
