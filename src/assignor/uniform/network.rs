@@ -278,7 +278,7 @@ pub(super) fn solve(
     // solver certifies the proposal or starts from zero, so this only decides speed.
     let mut proposal = Proposal::new(problem, comp, &floor, &extra, &base);
     // Class k → (supply edge, owner edge, units kept).
-    let mut kept: Vec<(usize, usize, usize, i32)> = Vec::new();
+    let mut kept: Vec<(usize, usize, usize, i32)> = Vec::with_capacity(class_edges.len());
     for (k, edges) in class_edges.iter().enumerate() {
         let class = &classes.classes[ids[k]];
         if let (Some(e), Some(o)) = (edges.owner, class.owner) {
