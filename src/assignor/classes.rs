@@ -18,8 +18,9 @@ pub(crate) struct Class {
     pub racks: Vec<u32>,
     /// The previous owner (member index), if any.
     pub owner: Option<u32>,
-    /// The class's partitions, ascending.
-    pub partitions: Vec<i32>,
+    /// Where the class's partitions (ascending) lie in [`Classes::partitions`]: one buffer for
+    /// every class rather than a list each, as most classes hold a partition or two.
+    pub partitions: std::ops::Range<usize>,
 }
 
 /// All classes of a problem, topic by topic, each topic's classes in key order.
@@ -28,6 +29,8 @@ pub(crate) struct Classes {
     pub classes: Vec<Class>,
     /// For every member, its rack id, if it has one and rack alignment is on.
     pub member_rack: Vec<Option<u32>>,
+    /// Every class's partitions, class after class (see [`Class::partitions`]).
+    partition_buffer: Vec<i32>,
 }
 
 impl Classes {
@@ -53,6 +56,16 @@ impl Classes {
             .map(|m| m.rack.as_deref().and_then(&rack_id).map(|r| r as u32))
             .collect();
         let mut classes = Vec::new();
+        let total: usize = problem
+            .subscribers
+            .iter()
+            .enumerate()
+            .filter(|(_, subs)| !subs.is_empty())
+            .map(|(t, _)| problem.partitions(t as u32) as usize)
+            .sum();
+        let mut buffer: Vec<i32> = Vec::with_capacity(total);
+        // (owner, partition) of one topic's claims, reused from topic to topic.
+        let mut by_owner: Vec<(u32, i32)> = Vec::new();
         for (t, subs) in problem.subscribers.iter().enumerate() {
             if subs.is_empty() {
                 continue;
@@ -63,34 +76,36 @@ impl Classes {
             let replica = topic.replica_racks.as_ref().filter(|_| !racks.is_empty());
             match replica {
                 None => {
-                    // Classes by owner only: the unowned class, then one per owner.
-                    let mut by_owner: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
-                    for &(p, m) in owned {
-                        by_owner.entry(m).or_default().push(p);
-                    }
-                    let mut free = Vec::with_capacity(count - owned.len());
+                    // Classes by owner only: the unowned class, then one per owner (owners
+                    // ascending, each one's partitions ascending).
+                    let start = buffer.len();
                     let mut next = owned.iter().map(|&(p, _)| p).peekable();
                     for p in 0..count as i32 {
                         if next.peek() == Some(&p) {
                             next.next();
                         } else {
-                            free.push(p);
+                            buffer.push(p);
                         }
                     }
-                    if !free.is_empty() {
+                    if buffer.len() > start {
                         classes.push(Class {
                             topic: t as u32,
                             racks: Vec::new(),
                             owner: None,
-                            partitions: free,
+                            partitions: start..buffer.len(),
                         });
                     }
-                    for (m, partitions) in by_owner {
+                    by_owner.clear();
+                    by_owner.extend(owned.iter().map(|&(p, m)| (m, p)));
+                    by_owner.sort_unstable();
+                    for run in by_owner.chunk_by(|a, b| a.0 == b.0) {
+                        let start = buffer.len();
+                        buffer.extend(run.iter().map(|&(_, p)| p));
                         classes.push(Class {
                             topic: t as u32,
                             racks: Vec::new(),
-                            owner: Some(m),
-                            partitions,
+                            owner: Some(run[0].0),
+                            partitions: start..buffer.len(),
                         });
                     }
                 }
@@ -124,11 +139,13 @@ impl Classes {
                         by_key.entry((ids, owner)).or_default().push(p);
                     }
                     for ((racks, owner), partitions) in by_key {
+                        let start = buffer.len();
+                        buffer.extend(partitions);
                         classes.push(Class {
                             topic: t as u32,
                             racks,
                             owner,
-                            partitions,
+                            partitions: start..buffer.len(),
                         });
                     }
                 }
@@ -137,7 +154,13 @@ impl Classes {
         Classes {
             classes,
             member_rack,
+            partition_buffer: buffer,
         }
+    }
+
+    /// The partitions of `class` (one of [`Classes::classes`]), ascending.
+    pub fn partitions(&self, class: &Class) -> &[i32] {
+        &self.partition_buffer[class.partitions.clone()]
     }
 
     /// For every topic index, the range of its classes in [`Classes::classes`].

@@ -8,6 +8,7 @@ use crate::ids::MemberId;
 
 mod aligned;
 mod aligned_flow;
+mod classes;
 mod direct;
 mod homogeneous;
 mod mutation;

@@ -66,7 +66,9 @@ pub(super) fn solve(
     // Per topic: its topic pool, then its rack pools (the topic pool feeds them).
     let source = 0u32;
     let class_base = 1u32;
-    let mut next = class_base + ids.len() as u32;
+    // Pools come right after the classes; the per-pool lists below are indexed from here.
+    let pool_base = class_base + ids.len() as u32;
+    let mut next = pool_base;
     // Rack pools: for every topic, the racks some subscriber runs in.
     let mut rack_pool: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_topics]; // (rack, node)
     let mut topic_pool = vec![u32::MAX; n_topics];
@@ -198,7 +200,8 @@ pub(super) fn solve(
     // Pool edges. The topic pool feeds every rack pool of its topic and the subscribers
     // without a rack pool; a rack pool feeds the subscribers in its rack. A topic pool lists
     // its rack pools first, then its subscribers by id.
-    let mut pool_out: Vec<Vec<(usize, Target)>> = vec![Vec::new(); sink as usize];
+    let mut pool_out: Vec<Vec<(usize, Target)>> =
+        vec![Vec::new(); (first_pair - pool_base) as usize];
     // Per topic, per subscriber: (its pool edge, that pool).
     let mut pool_edges: Vec<Vec<(usize, u32)>> = Vec::with_capacity(n_topics);
     for (lt, &t) in comp.topics.iter().enumerate() {
@@ -207,14 +210,14 @@ pub(super) fn solve(
         let node = topic_pool[lt];
         for &(_, group) in &rack_pool[lt] {
             let e = net.edge(node, group, problem.partitions(t) as i32, [0; 4]);
-            pool_out[node as usize].push((e, Target::Pool(group)));
+            pool_out[(node - pool_base) as usize].push((e, Target::Pool(group)));
         }
         // Its subscribers' pool edges, in subscriber order.
         pool_edges.push(Vec::with_capacity(subs.len()));
         for &m in subs {
             let from = entry(m, lt);
             let e = net.edge(from, pair(m, lt), cap, [0; 4]);
-            pool_out[from as usize].push((e, Target::Member(m)));
+            pool_out[(from - pool_base) as usize].push((e, Target::Member(m)));
             pool_edges[lt].push((e, from));
         }
     }
@@ -275,7 +278,7 @@ pub(super) fn solve(
     // solver certifies the proposal or starts from zero, so this only decides speed.
     let mut proposal = Proposal::new(problem, comp, &floor, &extra, &base);
     // Class k → (supply edge, owner edge, units kept).
-    let mut kept: Vec<(usize, usize, usize, i32)> = Vec::new();
+    let mut kept: Vec<(usize, usize, usize, i32)> = Vec::with_capacity(class_edges.len());
     for (k, edges) in class_edges.iter().enumerate() {
         let class = &classes.classes[ids[k]];
         if let (Some(e), Some(o)) = (edges.owner, class.owner) {
@@ -417,7 +420,7 @@ pub(super) fn solve(
                 None => {
                     route.push(edges.topic);
                     let node = entry(m, mv.topic);
-                    let topic = topic_pool[mv.topic] as usize;
+                    let topic = (topic_pool[mv.topic] - pool_base) as usize;
                     if node != topic_pool[mv.topic] {
                         route.extend(
                             pool_out[topic]
@@ -430,7 +433,7 @@ pub(super) fn solve(
                 }
             };
             route.extend(
-                pool_out[pool as usize]
+                pool_out[(pool - pool_base) as usize]
                     .iter()
                     .filter(|&&(_, to)| matches!(to, Target::Member(x) if x == m))
                     .map(|&(edge, _)| edge),
@@ -472,7 +475,7 @@ pub(super) fn solve(
                     .iter()
                     .map(|&(e, node)| (e, (node != pool).then(|| rack(node))))
                     .collect();
-                let to_racks: Vec<usize> = pool_out[pool as usize]
+                let to_racks: Vec<usize> = pool_out[(pool - pool_base) as usize]
                     .iter()
                     .filter(|(_, to)| matches!(to, Target::Pool(_)))
                     .map(|&(e, _)| e)
@@ -518,7 +521,7 @@ pub(super) fn solve(
     // Back to partitions: class pieces (member, count), pools matched in class order.
     let mut pieces: Vec<Vec<(u32, u32)>> = vec![Vec::new(); ids.len()];
     // Pool node → incoming (class, count) in class order.
-    let mut pool_in: Vec<Vec<(usize, u32)>> = vec![Vec::new(); sink as usize];
+    let mut pool_in: Vec<Vec<(usize, u32)>> = vec![Vec::new(); pool_out.len()];
     for (k, (&i, edges)) in ids.iter().zip(&class_edges).enumerate() {
         let class = &classes.classes[i];
         if let (Some(e), Some(o)) = (edges.owner, class.owner) {
@@ -530,12 +533,13 @@ pub(super) fn solve(
         for &(e, node) in &edges.racks {
             let f = net.flow(e);
             if f > 0 {
-                pool_in[node as usize].push((k, f as u32));
+                pool_in[(node - pool_base) as usize].push((k, f as u32));
             }
         }
         let f = net.flow(edges.topic);
         if f > 0 {
-            pool_in[topic_pool[local_topic(class.topic)] as usize].push((k, f as u32));
+            pool_in[(topic_pool[local_topic(class.topic)] - pool_base) as usize]
+                .push((k, f as u32));
         }
     }
     // Pools in node order: a topic pool hands its classes' units on to its rack pools before
@@ -560,7 +564,7 @@ pub(super) fn solve(
                 let take = amount.min(*left);
                 match *to {
                     Target::Member(m) => pieces[k].push((m, take)),
-                    Target::Pool(p) => pool_in[p as usize].push((k, take)),
+                    Target::Pool(p) => pool_in[(p - pool_base) as usize].push((k, take)),
                 }
                 amount -= take;
                 *left -= take;
@@ -570,10 +574,15 @@ pub(super) fn solve(
             }
         }
     }
+    // A member takes at most its floors plus one extra per topic: room made once rather
+    // than by doubling.
+    for (lm, &m) in comp.members.iter().enumerate() {
+        lists[m as usize].reserve(base[lm] as usize + degree[lm] as usize);
+    }
     for (&i, mut piece) in ids.iter().zip(pieces) {
         let class = &classes.classes[i];
         piece.sort_unstable();
-        let mut parts = class.partitions.iter();
+        let mut parts = classes.partitions(class).iter();
         for (m, take) in piece {
             for &p in parts.by_ref().take(take as usize) {
                 lists[m as usize].push((class.topic, p));
