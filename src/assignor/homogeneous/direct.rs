@@ -1,23 +1,30 @@
 //! The direct choice of extras of [`super`]: for large components, where the greedy's ranking
 //! of every member for every topic (O(K·n)) dominates a join or a leave, a construction in
-//! O(gaining cells + E + n) that is used only when it meets the same upper bound.
+//! O(G log G + E + n + K) (G gaining cells) that is used only when it meets the same upper
+//! bound.
 //!
 //! 1. *Keep.* Every member takes the extras of its gaining topics, up to a cap: q + 1 for the
 //!    first (by id) min(s, #{m : |G_m| > q}) members with more than q gaining topics, q for
-//!    the others. So exactly Σ_m min(|G_m|, q) + min(s, #{m : |G_m| > q}) cells are taken,
-//!    the member part of the bound. A member over its cap leaves out, one at a time, the
-//!    gaining topic left out least so far (ties: the earlier topic), so that the extras freed
-//!    this way are spread over distinct topics, where members short of q can take them.
+//!    the others. First, a topic with more gaining members than extras leaves the surplus
+//!    out, from the members with the most gaining topics (ties: lower id). Then a member over
+//!    its cap leaves out the gaining topics with the fewest free extras so far (ties: the
+//!    earlier topic), so that the extras freed this way are spread over topics where members
+//!    short of q can take them.
 //! 2. *Fill.* Each topic's extras left (r_t minus its kept cells) go, topic by topic, first to
 //!    the members still short of q that lack the topic, largest shortfall first (ties: lower
 //!    id), then to members at exactly q that lack it while fewer than s members are above q,
 //!    by a cursor over the members in id order.
+//! 3. *Exchange.* When extras of a topic are left and every member that may still take one
+//!    has the topic, a member lacking it gives up an earlier extra that is not a gaining cell
+//!    of its own to a member that may take one and lacks that earlier topic, and takes this
+//!    topic instead (within a work budget of 4(n + E) steps in all).
 //!
 //! The counts always match: Σ_t r_t = nq + s, so once every row reaches q the extras left are
 //! exactly the s − #{above q} optional ones. The result is accepted only when every topic's
 //! extras are placed, every row ends at q or q + 1, and the gaining cells used equal the
-//! bound of the parent module, which no y can exceed: then it is optimal. Otherwise nothing
-//! is written and the greedy (then the flow) decides. Everything reads the canonical order.
+//! bound of the parent module, which no y can exceed: then it is optimal. Otherwise every
+//! `chosen` is left empty and the greedy (then the flow) decides. Everything reads the
+//! canonical order.
 
 use super::TopicExtras;
 
@@ -158,7 +165,8 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         }
         next_drop = drops_end;
         if chosen.len() > x.extra as usize {
-            return false;
+            // Cannot happen (surplus cells were left out above); the final check refuses.
+            break;
         }
         for &lm in &chosen {
             has[lm as usize] = true;
