@@ -11,7 +11,9 @@ use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
 use super::homogeneous::small_enough;
-use super::oracle::{Rng, brute_force, feed_back, permuted, score, worse_caught};
+use super::oracle::{
+    Rng, brute_force, checked_against_flow, feed_back, permuted, score, worse_caught,
+};
 use super::{member, topic};
 
 /// A random homogeneous, rack-aware spec of up to `members` members and `topics` topics:
@@ -164,16 +166,7 @@ fn objective_values_equal_the_flow_on_larger_groups() {
     let mut seen = Seen::default();
     for case in 0..300 {
         let spec = random_racked(&mut rng, 14, 6, case % 3);
-        let fast = UniformV2.assign(&spec).unwrap();
-        let flow = assign_with(&spec, false).unwrap();
-        let got = score(&spec, &fast);
-        assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
-        assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
-        assert_eq!(
-            UniformV2.assign(&feed_back(&spec, &fast)).unwrap(),
-            fast,
-            "case {case}: fixed point"
-        );
+        checked_against_flow(case, &spec);
         seen.add(&spec);
     }
     println!("larger rack-aware groups: {seen:?}");

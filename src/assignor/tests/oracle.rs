@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::super::problem::Problem;
+use super::super::uniform::assign_with;
 use super::super::*;
 
 /// The objectives' values of an assignment: `None` when validity or spread fails, else
@@ -310,4 +311,22 @@ pub(super) fn feed_back(spec: &GroupSpec, a: &Assignment) -> GroupSpec {
         m.generation = 10;
     }
     next
+}
+
+/// The assignor's result on `spec`, checked against the class flow alone
+/// (`uniform::assign_with(spec, false)`, no fast path): valid, with the flow's objective
+/// values, and given back unchanged when fed back as the owners. `case` names the spec in
+/// failure messages.
+pub(super) fn checked_against_flow(case: impl std::fmt::Display, spec: &GroupSpec) -> Assignment {
+    let fast = UniformV2.assign(spec).unwrap();
+    let got = score(spec, &fast);
+    assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
+    let flow = assign_with(spec, false).unwrap();
+    assert_eq!(got, score(spec, &flow), "case {case}: {}", spec.to_json());
+    assert_eq!(
+        UniformV2.assign(&feed_back(spec, &fast)).unwrap(),
+        fast,
+        "case {case}: fixed point"
+    );
+    fast
 }

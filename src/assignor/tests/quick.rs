@@ -9,7 +9,7 @@ use super::super::homogeneous::Route;
 use super::super::uniform::assign_with;
 use super::super::*;
 use super::aligned::{outcomes, random_racked, with_variant};
-use super::oracle::{Rng, feed_back, score};
+use super::oracle::{Rng, checked_against_flow, score};
 
 /// Random rack-aware homogeneous specs of 16 to 40 members: every third one with random
 /// claims, or none when `clear` (where the quick choice applies), the others a join or a
@@ -38,16 +38,7 @@ fn the_quick_choice_is_taken_without_claims_and_equals_the_flow() {
     let before = tally::quick();
     let mut rotations = [0usize; 3];
     for (case, spec) in large_racked(71, 300, true).iter().enumerate() {
-        let fast = UniformV2.assign(spec).unwrap();
-        let got = score(spec, &fast);
-        assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
-        let flow = assign_with(spec, false).unwrap();
-        assert_eq!(got, score(spec, &flow), "case {case}: {}", spec.to_json());
-        assert_eq!(
-            UniformV2.assign(&feed_back(spec, &fast)).unwrap(),
-            fast,
-            "case {case}: fixed point"
-        );
+        checked_against_flow(case, spec);
         rotations[case % 3] += outcomes(spec)
             .iter()
             .filter(|&&o| o == Some(Route::Rotation))
