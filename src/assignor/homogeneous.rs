@@ -77,6 +77,7 @@
 //! K·n + 2n + K edges, never on partitions. No partition × member product is built.
 
 use super::components::Component;
+use super::deal::{Dealer, TopicDeal};
 
 mod direct;
 mod greedy;
@@ -172,14 +173,11 @@ fn assign_choosing(
     };
     let (topics, route) = choose_extras(problem, comp, owners, choice);
 
-    // Deal the partitions of every topic.
-    let mut has_extra = vec![false; n];
-    let mut kept = vec![0u32; n];
-    let mut free: Vec<i32> = Vec::new();
+    // Deal the partitions of every topic: its subscribers are the component's members.
+    let mut dealer = Dealer::new(n);
     let mut next_topic = 0;
     for &t in &comp.topics {
         let partitions = problem.partitions(t);
-        let floor = partitions / n as u32;
         let chosen: &[u32] = match topics.get(next_topic) {
             Some(x) if x.topic == t => {
                 next_topic += 1;
@@ -187,50 +185,15 @@ fn assign_choosing(
             }
             _ => &[],
         };
-        for &lm in chosen {
-            has_extra[lm as usize] = true;
-        }
-        let quota = |lm: usize, has_extra: &[bool]| floor + u32::from(has_extra[lm]);
-        free.clear();
-        let mut claims = owners[t as usize].iter().peekable();
-        for p in 0..partitions as i32 {
-            match claims.peek() {
-                Some(&&(claimed, m)) if claimed == p => {
-                    claims.next();
-                    let lm = local(m) as usize;
-                    if kept[lm] < quota(lm, &has_extra) {
-                        kept[lm] += 1;
-                        lists[m as usize].push((t, p));
-                    } else {
-                        free.push(p);
-                    }
-                }
-                _ => free.push(p),
-            }
-        }
-        let mut next = free.iter();
-        if floor == 0 {
-            // Only members given the extra have room: visit them alone (ascending local ids,
-            // the same order as the loop below), then clear the counts of the keepers.
-            for &lm in chosen {
-                let room = 1 - kept[lm as usize];
-                let list = &mut lists[comp.members[lm as usize] as usize];
-                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
-            }
-            for &(_, m) in &owners[t as usize] {
-                kept[local(m) as usize] = 0;
-            }
-        } else {
-            for (lm, &m) in comp.members.iter().enumerate() {
-                let room = quota(lm, &has_extra) - kept[lm];
-                let list = &mut lists[m as usize];
-                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
-                kept[lm] = 0;
-            }
-        }
-        for &lm in chosen {
-            has_extra[lm as usize] = false;
-        }
+        let deal = TopicDeal {
+            topic: t,
+            partitions,
+            subscribers: &comp.members,
+            floor: partitions / n as u32,
+            chosen,
+            owners: &owners[t as usize],
+        };
+        dealer.topic(&deal, |m| local(m) as usize, lists);
     }
     route
 }

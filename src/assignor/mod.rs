@@ -56,6 +56,7 @@ mod aligned;
 mod claims;
 mod classes;
 mod components;
+mod deal;
 mod flow;
 #[cfg(test)]
 mod flow_reference;

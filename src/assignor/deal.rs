@@ -1,0 +1,107 @@
+//! The partition deal of the count paths: once every subscriber's count of a topic is fixed
+//! (f_t, plus one for the members chosen for its extras), the partitions themselves follow.
+//!
+//! With no partition alignable, partitions of a topic differ only by their previous owner.
+//! A member m whose count is c_tm can keep at most min(o_tm, c_tm) of its own partitions
+//! (o_tm owned); this deal keeps exactly that many for every member at once (distinct members
+//! own distinct partitions), lowest numbers first, and hands every other partition, in
+//! ascending number, to the subscribers with room in ascending id order. The places left
+//! equal the partitions left (both are P_t − Σ min(o_tm, c_tm)), so every count is met. The
+//! result is a function of the counts and the canonical claims only (objective 6).
+//!
+//! Used by [`super::homogeneous`] (every member subscribes to every topic) and
+//! [`super::overlap`] (overlapping subscriptions).
+
+/// Scratch space for dealing topic after topic without allocating per topic.
+pub(crate) struct Dealer {
+    /// Per subscriber index: whether it got the topic's extra (cleared after each topic).
+    has_extra: Vec<bool>,
+    /// Per subscriber index: own partitions kept so far (cleared after each topic).
+    kept: Vec<u32>,
+    /// The current topic's partitions nobody keeps, ascending.
+    free: Vec<i32>,
+}
+
+/// One topic to deal: its subscribers and the counts chosen for them.
+pub(crate) struct TopicDeal<'a> {
+    /// Topic index.
+    pub topic: u32,
+    /// P_t.
+    pub partitions: u32,
+    /// Sub(t): member indices, ascending.
+    pub subscribers: &'a [u32],
+    /// f_t: what every subscriber gets at least.
+    pub floor: u32,
+    /// Indices into `subscribers` of the members given one more, ascending.
+    pub chosen: &'a [u32],
+    /// The previous owners of the topic's partitions: (partition, member), ascending by
+    /// partition, every member a subscriber.
+    pub owners: &'a [(i32, u32)],
+}
+
+impl Dealer {
+    /// Room for topics of up to `subscribers` subscribers.
+    pub fn new(subscribers: usize) -> Dealer {
+        Dealer {
+            has_extra: vec![false; subscribers],
+            kept: vec![0; subscribers],
+            free: Vec::new(),
+        }
+    }
+
+    /// Appends the partitions of `deal.topic` to `lists` (by member index) as the
+    /// [module docs](self) describe. `index(m)` is m's position in `deal.subscribers`.
+    pub fn topic(
+        &mut self,
+        deal: &TopicDeal<'_>,
+        index: impl Fn(u32) -> usize,
+        lists: &mut [Vec<(u32, i32)>],
+    ) {
+        let (t, floor) = (deal.topic, deal.floor);
+        for &i in deal.chosen {
+            self.has_extra[i as usize] = true;
+        }
+        let has_extra = &self.has_extra;
+        let quota = |i: usize| floor + u32::from(has_extra[i]);
+        self.free.clear();
+        let mut claims = deal.owners.iter().peekable();
+        for p in 0..deal.partitions as i32 {
+            match claims.peek() {
+                Some(&&(claimed, m)) if claimed == p => {
+                    claims.next();
+                    let i = index(m);
+                    if self.kept[i] < quota(i) {
+                        self.kept[i] += 1;
+                        lists[m as usize].push((t, p));
+                    } else {
+                        self.free.push(p);
+                    }
+                }
+                _ => self.free.push(p),
+            }
+        }
+        let mut next = self.free.iter();
+        if floor == 0 {
+            // Only members given the extra have room: visit them alone (ascending, the same
+            // order as the loop below), then clear the counts of the keepers.
+            for &i in deal.chosen {
+                let room = 1 - self.kept[i as usize];
+                let list = &mut lists[deal.subscribers[i as usize] as usize];
+                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
+            }
+            for &(_, m) in deal.owners {
+                self.kept[index(m)] = 0;
+            }
+        } else {
+            for (i, &m) in deal.subscribers.iter().enumerate() {
+                let room = quota(i) - self.kept[i];
+                let list = &mut lists[m as usize];
+                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
+                self.kept[i] = 0;
+            }
+        }
+        for &i in deal.chosen {
+            self.has_extra[i as usize] = false;
+        }
+    }
+}
