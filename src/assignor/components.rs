@@ -42,6 +42,27 @@ impl Component {
         racks.dedup();
         racks
     }
+
+    /// Whether some partition of the component could be rack-aligned: rack awareness is on
+    /// and some partition of its topics has a replica in a rack where one of its members
+    /// runs. When not, objective 4 is the same for every assignment.
+    pub fn alignable(&self, problem: &Problem<'_>, rack_aware: bool) -> bool {
+        if !rack_aware {
+            return false;
+        }
+        let racks = self.racks(problem);
+        if racks.is_empty() {
+            return false;
+        }
+        self.topics.iter().any(|&t| {
+            problem.topics[t as usize]
+                .replica_racks
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|r| racks.binary_search(&r.as_str()).is_ok())
+        })
+    }
 }
 
 fn find(parent: &mut [u32], mut x: u32) -> u32 {

@@ -91,24 +91,7 @@ use greedy::{Greedy, greedy_extras};
 /// partition can be aligned (rack awareness off, or no partition of the component's topics
 /// has a replica in a rack where one of its members runs).
 pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool) -> bool {
-    if !comp.homogeneous(problem) {
-        return false;
-    }
-    if !rack_aware {
-        return true;
-    }
-    let racks = comp.racks(problem);
-    if racks.is_empty() {
-        return true;
-    }
-    !comp.topics.iter().any(|&t| {
-        problem.topics[t as usize]
-            .replica_racks
-            .iter()
-            .flatten()
-            .flatten()
-            .any(|r| racks.binary_search(&r.as_str()).is_ok())
-    })
+    comp.homogeneous(problem) && !comp.alignable(problem, rack_aware)
 }
 
 /// Reserves room for the exact final load of every member of the homogeneous component

@@ -61,6 +61,7 @@ mod flow;
 #[cfg(test)]
 mod flow_reference;
 mod homogeneous;
+mod overlap;
 mod problem;
 pub mod range;
 pub mod uniform;

@@ -14,6 +14,7 @@ mod homogeneous;
 mod mutation;
 mod oracle;
 mod overlap;
+mod overlap_counts;
 mod quick;
 mod warm;
 

@@ -114,6 +114,7 @@ use super::claims::previous_owners;
 use super::classes::Classes;
 use super::components::{Component, components};
 use super::homogeneous;
+use super::overlap;
 use super::problem::Problem;
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 use network::solve;
@@ -153,6 +154,10 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
                 // Every route is exact; which one ran does not matter here.
                 let _ = homogeneous::assign(&problem, &comp, &owners, &mut lists);
             }
+            continue;
+        }
+        if fast && overlap::applies(&problem, &comp, spec.rack_aware) {
+            overlap::assign(&problem, &comp, &owners, &mut lists);
             continue;
         }
         if fast

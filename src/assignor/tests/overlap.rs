@@ -124,7 +124,7 @@ fn short_floors_take_the_free_units_in_index_order() {
 
 /// Members on a random half of the topics (at least one each), claims from a stable
 /// assignment, floors 0–2.
-fn overlap_spec(rng: &mut Rng, members: usize, topics: usize) -> GroupSpec {
+pub(super) fn overlap_spec(rng: &mut Rng, members: usize, topics: usize) -> GroupSpec {
     let mut spec = GroupSpec::default();
     for t in 0..topics {
         let p = 1 + rng.below((members as u64 * 3) / 2 + 1) as i64;
@@ -154,7 +154,7 @@ fn overlap_spec(rng: &mut Rng, members: usize, topics: usize) -> GroupSpec {
 }
 
 /// `spec` with one more member on a random half of the topics, owning nothing.
-fn joined(rng: &mut Rng, spec: &GroupSpec) -> GroupSpec {
+pub(super) fn joined(rng: &mut Rng, spec: &GroupSpec) -> GroupSpec {
     let mut next = spec.clone();
     let mut subscriptions: Vec<String> = spec
         .topics
@@ -176,7 +176,7 @@ fn joined(rng: &mut Rng, spec: &GroupSpec) -> GroupSpec {
 }
 
 /// `spec` without a random member.
-fn left(rng: &mut Rng, spec: &GroupSpec) -> GroupSpec {
+pub(super) fn left(rng: &mut Rng, spec: &GroupSpec) -> GroupSpec {
     let mut next = spec.clone();
     next.members
         .remove(rng.below(spec.members.len() as u64) as usize);

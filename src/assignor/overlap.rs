@@ -1,0 +1,378 @@
+//! The exact count path of the uniform v2 assignor for a component whose members subscribe to
+//! different (overlapping) sets of topics, when no partition can be aligned.
+//!
+//! # Why counts of extras decide everything
+//!
+//! The argument of [`super::homogeneous`] carries over with one change: loads no longer start
+//! equal. For each topic t with subscribers, f_t = ⌊P_t/|Sub(t)|⌋ and r_t = P_t mod |Sub(t)|;
+//! spread (objective 2) gives every subscriber f_t or f_t + 1 partitions of t, exactly r_t of
+//! them the extra one. Write y_tm ∈ {0, 1} for "m gets the extra of t" (m ∈ Sub(t), column
+//! sums r_t). Member m's load is B_m + e_m with B_m = Σ_{t∋m} f_t fixed and e_m = Σ_t y_tm.
+//!
+//! No partition can be aligned, so objective 4 is the same for every assignment. Once the
+//! counts c_tm = f_t + y_tm are fixed, the [deal](super::deal) keeps Σ min(o_tm, c_tm)
+//! partitions, the most any assignment with those counts keeps (o_tm: partitions of t whose
+//! previous owner is m). Hence
+//!
+//! ```text
+//! kept(y) = Σ_tm min(o_tm, f_t) + #{(t, m) : y_tm = 1 and o_tm > f_t}
+//! ```
+//!
+//! and the lexicographic optimum of objectives 1–5 is a y minimising Σ_m (B_m + e_m)², then
+//! using the most *gaining cells* (o_tm > f_t), followed by the deal.
+//!
+//! # Choosing the extras
+//!
+//! A min-cost max-flow with the project's solver ([`super::flow`]), costs ordered
+//! lexicographically (balance, then stickiness):
+//!
+//! ```text
+//! source → topic t       cap r_t                                 (every t with r_t > 0)
+//! topic t → member m     cap 1, cost −1 if o_tm > f_t else 0     (m ∈ Sub(t))
+//! member m → sink        convex: k-th unit costs 2(B_m + k) − 1   (cap: m's topics with r_t > 0)
+//! ```
+//!
+//! Every y with column sums r_t is a flow of value Σ_t r_t (a topic gives at most one extra
+//! per subscriber; r_t < |Sub(t)|), which saturates the source: the integral maximum flows are
+//! exactly these y. The convex edge of m costs Σ_{k ≤ e_m} (2(B_m + k) − 1) = (B_m + e_m)² − B_m²,
+//! so a minimum-cost one minimises Σ load² first and then uses the most gaining cells.
+//!
+//! # The proposal, and bounds that make the flow unnecessary
+//!
+//! A proposal is built first: every gaining cell (up to r_t per topic, in subscriber order),
+//! the extras left handed to the lightest subscribers with room, then up to
+//! [`MAX_MOVES`](super::warm::MAX_MOVES) moves of an extra from a holder to a subscriber at
+//! least two units lighter, taken from a holder that does not gain from it where one of the
+//! heaviest does not (see [`super::warm`]). It is accepted without any flow when it meets two
+//! bounds; otherwise it warm-starts the solver, which uses it only if it can certify it, so
+//! that it then decides the speed, never the result.
+//!
+//! *Balance.* Drop the topics from the problem: any e with 0 ≤ e_m ≤ d_m (d_m: m's topics with
+//! r_t > 0) and Σ e_m = E = Σ r_t. Every y gives such an e, so this relaxation's minimum of
+//! Σ (B_m + e_m)² is a lower bound. Its objective is separable and convex over a box cut by
+//! one sum, so e is a minimum iff no unit can move from a member with e_u > 0 to a member
+//! with e_v < d_v that is two or more units lighter: with L the lightest load among members
+//! with room, every member with extras is at L + 1 or below. A proposal passing that test
+//! reaches the bound, so it is balance-optimal, and so is every y whose e is a minimum of the
+//! relaxation, and no other.
+//!
+//! *Stickiness.* Every minimum e of the relaxation has lo_m ≤ e_m ≤ hi_m with lo_m =
+//! clamp(L − B_m, 0, d_m), hi_m = clamp(L + 1 − B_m, 0, d_m), and exactly E − Σ lo_m members at
+//! hi_m > lo_m. (If e'_m > hi_m then m is at L + 2 or more while some v with e'_v < e_v has
+//! room and is at L or below: a move improves e'. Symmetrically for e'_m < lo_m.) A member
+//! uses at most min(G_m, e_m) gaining cells (G_m: its gaining cells), a topic at most
+//! min(r_t, g_t) (g_t: its gaining cells), so no balance-optimal y uses more than
+//!
+//! ```text
+//! min( Σ_t min(r_t, g_t),  Σ_m min(G_m, lo_m) + min(E − Σ_m lo_m, #{m : hi_m > lo_m, G_m > lo_m}) )
+//! ```
+//!
+//! A balance-optimal proposal that uses that many is optimal for objectives 3 and 5 (and 4,
+//! which is constant). The bounds cost O(Σ_t |Sub(t)| + n).
+//!
+//! # Tie rule (objective 6)
+//!
+//! The proposal when it meets the bounds, else the solver's flow on the network built in
+//! topic-name then member-id order, warm-started from that proposal; then the deal. Both are
+//! built in the canonical order only. Input order never reaches either. This may pick a
+//! different optimum than the general flow of [`super::uniform`] would; objectives 1–5 are
+//! equal.
+//!
+//! # Complexity
+//!
+//! Counting claims, the proposal's hand-out (a few passes over each topic's subscribers),
+//! the bounds and the deal: O(P + claims + Σ_t |Sub(t)|), plus O(moves × log n) per tracked
+//! move. When the bounds fail, the network has one node per
+//! topic with extras and per member, and Σ_{t : r_t > 0} |Sub(t)| + K + n edges: one per
+//! subscription, never one per partition (the general flow has one node per class and one per
+//! needed (member, topic) pair besides). The solver's cost is that of [`super::flow`] on it.
+
+use super::components::Component;
+use super::deal::{Dealer, TopicDeal};
+use super::flow::Network;
+use super::problem::Problem;
+use super::warm::{MAX_MOVES, Proposal, Tracker, warm_wanted};
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the components assigned by this path on this thread.
+    pub(crate) static TAKEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the components whose proposal met the bounds (no flow solved).
+    pub(crate) static BOUNDED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: a planted fault, the proposal is accepted without checking its bounds.
+    pub(crate) static TRUST_PROPOSAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, the gaining cells cost nothing (stickiness ignored).
+    pub(crate) static GAINS_IGNORED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this path applies to `comp`: its members do not all subscribe to the same topics
+/// (those go to [`super::homogeneous`]), and no partition can be aligned.
+pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool) -> bool {
+    !comp.homogeneous(problem) && !comp.alignable(problem, rack_aware)
+}
+
+/// Assigns the partitions of `comp` optimally for objectives 1–5 (the [module docs](self)),
+/// appending `(topic, partition)` pairs to `lists` by member. `owners` are the previous owners
+/// per topic, as from `claims::previous_owners`. Requires [`applies`].
+pub(crate) fn assign(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    #[cfg(test)]
+    TAKEN.with(|c| c.set(c.get() + 1));
+    let n = comp.members.len();
+    let index = comp.local_index(problem.members.len());
+    let local = |m: u32| index.get(comp, m);
+    let subscribers = |t: u32| &problem.subscribers[t as usize];
+    let floor: Vec<u32> = comp
+        .topics
+        .iter()
+        .map(|&t| problem.partitions(t) / subscribers(t).len() as u32)
+        .collect();
+    let extra: Vec<u32> = comp
+        .topics
+        .iter()
+        .map(|&t| problem.partitions(t) % subscribers(t).len() as u32)
+        .collect();
+    let mut base = vec![0i64; n];
+    let mut degree = vec![0i32; n];
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        for &m in subscribers(t) {
+            base[local(m)] += i64::from(floor[lt]);
+            degree[local(m)] += i32::from(extra[lt] > 0);
+        }
+    }
+
+    // Per topic: every subscriber at its floor, plus the extras its claims gain from, up to
+    // r_t in subscriber order. `slot[lm]` is lm's index among the current topic's subscribers.
+    let mut proposal = Proposal::new(problem, comp, &floor, &extra, &base);
+    let widest = comp
+        .topics
+        .iter()
+        .map(|&t| subscribers(t).len())
+        .max()
+        .unwrap_or(0);
+    let mut slot = vec![0u32; n];
+    let mut owned = vec![0u32; widest];
+    let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        let f = floor[lt];
+        proposal.count[lt].fill(f as i32);
+        if extra[lt] == 0 {
+            gaining.push(Vec::new());
+            continue;
+        }
+        for (i, &lm) in proposal.subs[lt].iter().enumerate() {
+            slot[lm as usize] = i as u32;
+        }
+        for &(_, m) in &owners[t as usize] {
+            owned[slot[local(m)] as usize] += 1;
+        }
+        let gains: Vec<bool> = owned[..proposal.subs[lt].len()]
+            .iter()
+            .map(|&o| o > f)
+            .collect();
+        let mut left = extra[lt];
+        for (i, _) in gains.iter().enumerate().filter(|&(_, &g)| g) {
+            if left == 0 {
+                break;
+            }
+            proposal.count[lt][i] += 1;
+            left -= 1;
+        }
+        for &(_, m) in &owners[t as usize] {
+            owned[slot[local(m)] as usize] = 0;
+        }
+        gaining.push(gains);
+    }
+    proposal.count_extras();
+    // The extras left go to the lightest subscribers with room (and the handed-out ones are
+    // improved); then extras move from heavy holders while that evidently helps. `complete`
+    // refuses only when a topic holds more extras than it has: never here.
+    let _ = proposal.complete();
+    let mut tracker = Tracker::new(&proposal);
+    for _ in 0..MAX_MOVES {
+        let Some(mv) = tracker.best_move(&proposal, &|lt, from, _| !gaining[lt][from]) else {
+            break;
+        };
+        tracker.apply(&mut proposal, mv);
+    }
+
+    // Per topic: the indices of the subscribers given its extra.
+    let chosen: Vec<Vec<u32>> = if meets_bounds(&proposal, &gaining, &base, &degree) {
+        #[cfg(test)]
+        BOUNDED.with(|c| c.set(c.get() + 1));
+        (0..comp.topics.len())
+            .map(|lt| {
+                let f = proposal.floor[lt];
+                (0..proposal.count[lt].len() as u32)
+                    .filter(|&i| proposal.count[lt][i as usize] > f)
+                    .collect()
+            })
+            .collect()
+    } else {
+        solve_extras(&proposal, &gaining, &base, &degree)
+    };
+
+    let mut dealer = Dealer::new(widest);
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        for (i, &lm) in proposal.subs[lt].iter().enumerate() {
+            slot[lm as usize] = i as u32;
+        }
+        let deal = TopicDeal {
+            topic: t,
+            partitions: problem.partitions(t),
+            subscribers: subscribers(t),
+            floor: floor[lt],
+            chosen: &chosen[lt],
+            owners: &owners[t as usize],
+        };
+        dealer.topic(&deal, |m| slot[local(m)] as usize, lists);
+    }
+}
+
+/// Whether `proposal` (every subscriber at its floor or one above) is lexicographically
+/// optimal for balance and stickiness by the bounds of the [module docs](self): no extra can
+/// move to a member with room that is two units lighter, even ignoring which topics it
+/// subscribes to, and it uses as many gaining cells as any balance-optimal choice can.
+fn meets_bounds(proposal: &Proposal, gaining: &[Vec<bool>], base: &[i64], degree: &[i32]) -> bool {
+    #[cfg(test)]
+    if TRUST_PROPOSAL.with(std::cell::Cell::get) {
+        return true;
+    }
+    let extras = |lm: usize| proposal.load[lm] - base[lm];
+    let room = |lm: usize| extras(lm) < i64::from(degree[lm]);
+    let n = base.len();
+    // L: the lightest member with room (none: every member holds all it can, one choice).
+    let level = (0..n)
+        .filter(|&lm| room(lm))
+        .map(|lm| proposal.load[lm])
+        .min()
+        .unwrap_or(i64::MAX - 1);
+    if (0..n).any(|lm| extras(lm) > 0 && proposal.load[lm] > level + 1) {
+        return false;
+    }
+    // Gaining cells: per member, and used by the proposal; per topic, min(r_t, g_t).
+    let mut cells = vec![0i64; n];
+    let mut used = 0i64;
+    let mut by_topics = 0i64;
+    for (lt, gains) in gaining.iter().enumerate() {
+        let f = proposal.floor[lt];
+        let mut g = 0;
+        for ((&lm, &k), _) in proposal.subs[lt]
+            .iter()
+            .zip(&proposal.count[lt])
+            .zip(gains)
+            .filter(|&(_, &gain)| gain)
+        {
+            cells[lm as usize] += 1;
+            used += i64::from(k > f);
+            g += 1;
+        }
+        by_topics += g.min(i64::from(proposal.extra[lt]));
+    }
+    // Every balance-optimal choice gives m between lower(m) and upper(m) extras, with
+    // exactly E − Σ lower at the upper end where they differ.
+    let clamp = |x: i64, lm: usize| x.clamp(0, i64::from(degree[lm]));
+    let total: i64 = (0..n).map(extras).sum();
+    // The relaxation places every extra: so must the proposal (the hand-out always does).
+    if total != proposal.extra.iter().map(|&r| i64::from(r)).sum::<i64>() {
+        return false;
+    }
+    let mut lower_sum = 0;
+    let mut by_members = 0;
+    let mut could_gain_more = 0;
+    for (lm, &g) in cells.iter().enumerate() {
+        let lower = clamp(level - base[lm], lm);
+        let upper = clamp(level + 1 - base[lm], lm);
+        lower_sum += lower;
+        by_members += g.min(lower);
+        if upper > lower && g > lower {
+            could_gain_more += 1;
+        }
+    }
+    by_members += could_gain_more.min(total - lower_sum);
+    used == by_topics.min(by_members)
+}
+
+/// The extras by the min-cost flow of the [module docs](self), warm-started with `proposal`:
+/// per topic, the indices of the subscribers given its extra.
+fn solve_extras(
+    proposal: &Proposal,
+    gaining: &[Vec<bool>],
+    base: &[i64],
+    degree: &[i32],
+) -> Vec<Vec<u32>> {
+    let n = base.len();
+    let topics = gaining.len();
+    let source = 0u32;
+    let mut next = 1u32;
+    let mut topic_node = vec![0u32; topics];
+    for lt in (0..topics).filter(|&lt| proposal.has_extra[lt]) {
+        topic_node[lt] = next;
+        next += 1;
+    }
+    let member_base = next;
+    let sink = member_base + n as u32;
+    let mut net = Network::new(sink as usize + 1);
+    let cells: usize = gaining.iter().map(Vec::len).sum();
+    net.reserve(topics + cells + n);
+    let mut topic_edge = vec![usize::MAX; topics];
+    for lt in (0..topics).filter(|&lt| proposal.has_extra[lt]) {
+        topic_edge[lt] = net.edge(source, topic_node[lt], proposal.extra[lt], [0; 4]);
+    }
+    // Per topic with extras: the id of its first cell; a topic's cells are consecutive, two
+    // ids apart (see `Network::edge`).
+    let mut first_cell = vec![usize::MAX; topics];
+    #[cfg(test)]
+    let ignored = GAINS_IGNORED.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let ignored = false;
+    for (lt, gains) in gaining.iter().enumerate() {
+        for (&lm, &gain) in proposal.subs[lt].iter().zip(gains) {
+            let cost = [0, 0, 0, -i8::from(gain && !ignored)];
+            let id = net.edge(topic_node[lt], member_base + lm, 1, cost);
+            first_cell[lt] = first_cell[lt].min(id);
+        }
+    }
+    let member_edge: Vec<Option<usize>> = (0..n)
+        .map(|lm| {
+            (degree[lm] > 0)
+                .then(|| net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]))
+        })
+        .collect();
+    if warm_wanted() {
+        for (lt, &first) in first_cell.iter().enumerate() {
+            if first == usize::MAX {
+                continue;
+            }
+            let f = proposal.floor[lt];
+            let mut held = 0;
+            for (i, &k) in proposal.count[lt].iter().enumerate() {
+                net.preset(first + 2 * i, k - f);
+                held += k - f;
+            }
+            net.preset(topic_edge[lt], held);
+        }
+        for (lm, edge) in member_edge.iter().enumerate() {
+            if let Some(e) = *edge {
+                net.preset(e, (proposal.load[lm] - base[lm]) as i32);
+            }
+        }
+    }
+    net.solve(source, sink);
+    first_cell
+        .iter()
+        .zip(&proposal.subs)
+        .map(|(&first, subs)| {
+            if first == usize::MAX {
+                return Vec::new();
+            }
+            (0..subs.len() as u32)
+                .filter(|&i| net.flow(first + 2 * i as usize) > 0)
+                .collect()
+        })
+        .collect()
+}
