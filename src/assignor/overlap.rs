@@ -174,34 +174,62 @@ pub(crate) fn assign(
             .iter()
             .map(|&o| o > f)
             .collect();
-        let mut left = extra[lt];
-        for (i, _) in gains.iter().enumerate().filter(|&(_, &g)| g) {
-            if left == 0 {
-                break;
-            }
-            proposal.count[lt][i] += 1;
-            left -= 1;
-        }
         for &(_, m) in &owners[t as usize] {
             owned[slot[local(m)] as usize] = 0;
         }
         gaining.push(gains);
     }
+    // Every gaining cell is kept where a topic has enough extras. Where it has fewer, the
+    // members that would be heaviest with all their gaining cells give theirs up (ties to
+    // the higher index), so that fewer moves are needed later.
+    let mut heavy: Vec<i64> = base.clone();
+    for (lt, gains) in gaining.iter().enumerate() {
+        for (&lm, _) in proposal.subs[lt].iter().zip(gains).filter(|&(_, &g)| g) {
+            heavy[lm as usize] += 1;
+        }
+    }
+    let mut cells: Vec<(i64, u32)> = Vec::new();
+    for (lt, gains) in gaining.iter().enumerate() {
+        cells.clear();
+        cells.extend(
+            gains
+                .iter()
+                .enumerate()
+                .filter(|&(_, &g)| g)
+                .map(|(i, _)| (heavy[proposal.subs[lt][i] as usize], i as u32)),
+        );
+        let r = extra[lt] as usize;
+        if cells.len() > r {
+            cells.select_nth_unstable(r);
+            for &(_, i) in &cells[r..] {
+                heavy[proposal.subs[lt][i as usize] as usize] -= 1;
+            }
+            cells.truncate(r);
+        }
+        for &(_, i) in &cells {
+            proposal.count[lt][i as usize] += 1;
+        }
+    }
     proposal.count_extras();
-    // The extras left go to the lightest subscribers with room (and the handed-out ones are
-    // improved); then extras move from heavy holders while that evidently helps. `complete`
-    // refuses only when a topic holds more extras than it has: never here.
-    let _ = proposal.complete();
-    let mut tracker = Tracker::new(&proposal);
-    for _ in 0..MAX_MOVES {
-        let Some(mv) = tracker.best_move(&proposal, &|lt, from, _| !gaining[lt][from]) else {
-            break;
-        };
-        tracker.apply(&mut proposal, mv);
+    // The extras left go to the lightest subscribers with room, improved while the balance
+    // test of the bounds fails (`complete` refuses only when a topic holds more extras than
+    // it has: never here). If the bounds are not met, extras move from heavy holders while
+    // that evidently helps, preferring holders that do not gain from them.
+    let _ = proposal.complete_until(&|p| balanced(p, &base, &degree).is_some());
+    let mut met = meets_bounds(&proposal, &gaining, &base, &degree);
+    if !met {
+        let mut tracker = Tracker::new(&proposal);
+        for _ in 0..MAX_MOVES {
+            let Some(mv) = tracker.best_move(&proposal, &|lt, from, _| !gaining[lt][from]) else {
+                break;
+            };
+            tracker.apply(&mut proposal, mv);
+        }
+        met = meets_bounds(&proposal, &gaining, &base, &degree);
     }
 
     // Per topic: the indices of the subscribers given its extra.
-    let chosen: Vec<Vec<u32>> = if meets_bounds(&proposal, &gaining, &base, &degree) {
+    let chosen: Vec<Vec<u32>> = if met {
         #[cfg(test)]
         BOUNDED.with(|c| c.set(c.get() + 1));
         (0..comp.topics.len())
@@ -242,18 +270,11 @@ fn meets_bounds(proposal: &Proposal, gaining: &[Vec<bool>], base: &[i64], degree
     if TRUST_PROPOSAL.with(std::cell::Cell::get) {
         return true;
     }
-    let extras = |lm: usize| proposal.load[lm] - base[lm];
-    let room = |lm: usize| extras(lm) < i64::from(degree[lm]);
-    let n = base.len();
-    // L: the lightest member with room (none: every member holds all it can, one choice).
-    let level = (0..n)
-        .filter(|&lm| room(lm))
-        .map(|lm| proposal.load[lm])
-        .min()
-        .unwrap_or(i64::MAX - 1);
-    if (0..n).any(|lm| extras(lm) > 0 && proposal.load[lm] > level + 1) {
+    let Some(level) = balanced(proposal, base, degree) else {
         return false;
-    }
+    };
+    let n = base.len();
+    let extras = |lm: usize| proposal.load[lm] - base[lm];
     // Gaining cells: per member, and used by the proposal; per topic, min(r_t, g_t).
     let mut cells = vec![0i64; n];
     let mut used = 0i64;
@@ -295,6 +316,22 @@ fn meets_bounds(proposal: &Proposal, gaining: &[Vec<bool>], base: &[i64], degree
     }
     by_members += could_gain_more.min(total - lower_sum);
     used == by_topics.min(by_members)
+}
+
+/// The balance test of the [module docs](self): `Some(L)`, the lightest load among members
+/// with room for another extra (a large number if none has room), when no member holding an
+/// extra is above L + 1; `None` otherwise.
+fn balanced(proposal: &Proposal, base: &[i64], degree: &[i32]) -> Option<i64> {
+    let n = base.len();
+    let extras = |lm: usize| proposal.load[lm] - base[lm];
+    let level = (0..n)
+        .filter(|&lm| extras(lm) < i64::from(degree[lm]))
+        .map(|lm| proposal.load[lm])
+        .min()
+        .unwrap_or(i64::MAX - 1);
+    (0..n)
+        .all(|lm| extras(lm) == 0 || proposal.load[lm] <= level + 1)
+        .then_some(level)
 }
 
 /// The extras by the min-cost flow of the [module docs](self), warm-started with `proposal`:

@@ -84,10 +84,13 @@ fn input_order_changes_nothing_on_the_count_path() {
     }
 }
 
-/// How many of `specs` get worse objective values from the fast path than from the class
-/// flow while `fault` is planted.
-fn caught_with(fault: &'static std::thread::LocalKey<std::cell::Cell<bool>>) -> usize {
-    let specs = specs(77, 200);
+/// How many of `cases` groups get worse objective values from the fast path than from the
+/// class flow while `fault` is planted.
+fn caught_with(
+    fault: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    cases: usize,
+) -> usize {
+    let specs = specs(77, cases);
     fault.with(|f| f.set(true));
     let caught = specs
         .iter()
@@ -102,16 +105,18 @@ fn caught_with(fault: &'static std::thread::LocalKey<std::cell::Cell<bool>>) -> 
 
 #[test]
 fn a_flow_of_extras_that_ignores_gains_is_caught() {
-    let caught = caught_with(&GAINS_IGNORED);
-    println!("gain-blind flows of extras caught: {caught} of 200");
-    assert!(caught >= 5, "caught {caught}");
+    // Only groups where the bounds fail reach the flow, and only some of those have gains
+    // to lose: mostly the scrambled claims.
+    let caught = caught_with(&GAINS_IGNORED, 800);
+    println!("gain-blind flows of extras caught: {caught} of 800");
+    assert!(caught >= 6, "caught {caught}");
 }
 
 #[test]
 fn a_proposal_trusted_without_its_bounds_is_caught() {
-    let caught = caught_with(&TRUST_PROPOSAL);
+    let caught = caught_with(&TRUST_PROPOSAL, 200);
     println!("unchecked proposals caught: {caught} of 200");
-    assert!(caught >= 5, "caught {caught}");
+    assert!(caught >= 20, "caught {caught}");
 }
 
 #[test]

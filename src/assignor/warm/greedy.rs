@@ -21,6 +21,13 @@ impl Proposal {
     /// Returns false, changing nothing, when some topic has more extras held than it has
     /// (the floors could not all be filled).
     pub fn complete(&mut self) -> bool {
+        self.complete_until(&|_| false)
+    }
+
+    /// [`Proposal::complete`], except that the improving passes stop early once `done` holds
+    /// (checked before each pass): for a caller whose own test of the proposal would not gain
+    /// from more passes.
+    pub fn complete_until(&mut self, done: &dyn Fn(&Proposal) -> bool) -> bool {
         let held = |p: &Proposal, lt: usize| {
             let f = p.floor[lt];
             p.count[lt].iter().filter(|&&k| k > f).count() as i32
@@ -41,6 +48,9 @@ impl Proposal {
         }
         let mut light = Vec::new();
         for _ in 0..PASSES {
+            if done(self) {
+                break;
+            }
             let mut changed = false;
             for (lt, mine) in handed.iter_mut().enumerate() {
                 if mine.is_empty() {
