@@ -69,6 +69,12 @@
 //!   everything. It may pick a different optimum than this module's flow (its tie rule is in
 //!   its docs); objectives 1–5 are the same.
 //!
+//! *Overlapping components without alignment.* Where members subscribe to different topics
+//! and no partition can be aligned, [`super::overlap`] shows that the same choice of extras
+//! decides everything, with loads starting at B_m; it accepts a proposal that meets a balance
+//! bound and a gain bound, else solves a flow on topics × subscribers (one edge per
+//! subscription, no class or (m,t) node).
+//!
 //! *Homogeneous components with rack alignment.* [`super::aligned`] certifies a result when
 //! it aligns every partition that any member could align and keeps the most that any such
 //! assignment could keep (bounds it computes from the keepable claims), or when a small
