@@ -39,13 +39,14 @@
 //!
 //! # The proposal, and bounds that make the flow unnecessary
 //!
-//! A proposal is built first: every gaining cell (up to r_t per topic, in subscriber order),
-//! the extras left handed to the lightest subscribers with room, then up to
-//! [`MAX_MOVES`](super::warm::MAX_MOVES) moves of an extra from a holder to a subscriber at
-//! least two units lighter, taken from a holder that does not gain from it where one of the
-//! heaviest does not (see [`super::warm`]). It is accepted without any flow when it meets two
-//! bounds; otherwise it warm-starts the solver, which uses it only if it can certify it, so
-//! that it then decides the speed, never the result.
+//! A proposal is built first: every gaining cell, except that where a topic has fewer extras
+//! than gaining cells, the members that would be heaviest with all of theirs give theirs up;
+//! the extras left handed to the lightest subscribers with room; then, if the bounds below
+//! are not met yet, up to [`MAX_MOVES`](super::warm::MAX_MOVES) moves of an extra towards a
+//! light member from a holder at least two units heavier, one that does not gain from it
+//! where one of the heaviest does not ([`pull`]). It is accepted without any flow when it
+//! meets two bounds; otherwise it warm-starts the solver, which uses it only if it can
+//! certify it, so that it then decides the speed, never the result.
 //!
 //! *Balance.* Drop the topics from the problem: any e with 0 ≤ e_m ≤ d_m (d_m: m's topics with
 //! r_t > 0) and Σ e_m = E = Σ r_t. Every y gives such an e, so this relaxation's minimum of
@@ -91,7 +92,10 @@ use super::components::Component;
 use super::deal::{Dealer, TopicDeal};
 use super::flow::Network;
 use super::problem::Problem;
-use super::warm::{MAX_MOVES, Proposal, Tracker, warm_wanted};
+use super::warm::{Proposal, warm_wanted};
+use pull::pull;
+
+mod pull;
 
 #[cfg(test)]
 thread_local! {
@@ -213,18 +217,21 @@ pub(crate) fn assign(
     proposal.count_extras();
     // The extras left go to the lightest subscribers with room, improved while the balance
     // test of the bounds fails (`complete` refuses only when a topic holds more extras than
-    // it has: never here). If the bounds are not met, extras move from heavy holders while
-    // that evidently helps, preferring holders that do not gain from them.
+    // it has: never here). If the bounds are not met, extras move from heavy holders towards
+    // light members while that evidently helps.
     let _ = proposal.complete_until(&|p| balanced(p, &base, &degree).is_some());
     let mut met = meets_bounds(&proposal, &gaining, &base, &degree);
     if !met {
-        let mut tracker = Tracker::new(&proposal);
-        for _ in 0..MAX_MOVES {
-            let Some(mv) = tracker.best_move(&proposal, &|lt, from, _| !gaining[lt][from]) else {
-                break;
-            };
-            tracker.apply(&mut proposal, mv);
-        }
+        let topics_of = |lm: usize, out: &mut Vec<usize>| {
+            out.clear();
+            let m = comp.members[lm];
+            out.extend(
+                problem.subscriptions[m as usize]
+                    .iter()
+                    .map(|&t| comp.topics.partition_point(|&x| x < t)),
+            );
+        };
+        pull(&mut proposal, &gaining, &base, &degree, &topics_of);
         met = meets_bounds(&proposal, &gaining, &base, &degree);
     }
 

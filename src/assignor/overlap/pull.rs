@@ -1,0 +1,167 @@
+//! The proposal's moves towards light members: each extra moved from a holder of one of a
+//! light member's topics that is at least two units heavier, for one light member at a time,
+//! lightest first.
+//!
+//! This replaces, on the count path, the warm start's tracked moves ([`super::super::warm`]),
+//! which keep every topic's loads sorted: here the light members (a joiner, typically) are few
+//! and only their topics are looked at, each topic's heaviest holder found by a scan that is
+//! repeated only for the topic a move was made in or a stale maximum was read from. Nothing
+//! here decides the result: the bounds, else the flow, do.
+
+use super::super::warm::{MAX_MOVES, Proposal};
+
+/// Moves up to [`MAX_MOVES`] extras in `proposal` (every subscriber at f_t or f_t + 1) towards
+/// the light members: those with room for an extra (fewer than `degree[lm]`) at least two
+/// units lighter than the heaviest holder of an extra. For each, lightest first (ties to the
+/// lower index): while one of its topics where it has room has a holder at least two units
+/// heavier, the extra moves from the heaviest such holder of the topic with the heaviest
+/// holder (ties to the lower topic), preferring a holder that does not gain from it
+/// (`gaining[lt][i]`), then the lower index. `topics_of(lm, out)` lists lm's local topics.
+pub(crate) fn pull(
+    proposal: &mut Proposal,
+    gaining: &[Vec<bool>],
+    base: &[i64],
+    degree: &[i32],
+    topics_of: &dyn Fn(usize, &mut Vec<usize>),
+) {
+    let n = base.len();
+    let extras = |p: &Proposal, lm: usize| p.load[lm] - base[lm];
+    let Some(heaviest) = (0..n)
+        .filter(|&lm| extras(proposal, lm) > 0)
+        .map(|lm| proposal.load[lm])
+        .max()
+    else {
+        return;
+    };
+    let mut light: Vec<(i64, usize)> = (0..n)
+        .filter(|&lm| extras(proposal, lm) < i64::from(degree[lm]))
+        .map(|lm| (proposal.load[lm], lm))
+        .filter(|&(load, _)| load + 2 <= heaviest)
+        .collect();
+    light.sort_unstable();
+    // Per topic: the heaviest holder's load as last scanned (`None`: not scanned since a
+    // move in it).
+    let mut top: Vec<Option<i64>> = vec![None; proposal.subs.len()];
+    let mut topics = Vec::new();
+    let mut moves = 0;
+    for &(_, v) in &light {
+        topics_of(v, &mut topics);
+        // (topic, v's index among its subscribers) where v has room.
+        let mut open: Vec<(usize, usize)> = topics
+            .iter()
+            .filter(|&&lt| proposal.has_extra[lt])
+            .filter_map(|&lt| {
+                let i = proposal.subs[lt].binary_search(&(v as u32)).ok()?;
+                (proposal.count[lt][i] == proposal.floor[lt]).then_some((lt, i))
+            })
+            .collect();
+        while moves < MAX_MOVES && !open.is_empty() {
+            let need = proposal.load[v] + 2;
+            for &(lt, _) in &open {
+                if top[lt].is_none() {
+                    top[lt] =
+                        Some(heaviest_holder(proposal, gaining, lt).map_or(i64::MIN, |h| h.0));
+                }
+            }
+            let Some(k) =
+                (0..open.len()).max_by_key(|&k| (top[open[k].0], std::cmp::Reverse(open[k].0)))
+            else {
+                break;
+            };
+            let (lt, i) = open[k];
+            if top[lt].is_none_or(|load| load < need) {
+                break;
+            }
+            // The cached maximum may be stale (its holder gave an extra elsewhere): rescan.
+            let Some((load, from)) = heaviest_holder(proposal, gaining, lt) else {
+                top[lt] = Some(i64::MIN);
+                continue;
+            };
+            if Some(load) != top[lt] {
+                top[lt] = Some(load);
+                continue;
+            }
+            let holder = proposal.subs[lt][from] as usize;
+            proposal.count[lt][from] -= 1;
+            proposal.count[lt][i] += 1;
+            proposal.load[holder] -= 1;
+            proposal.load[v] += 1;
+            top[lt] = None;
+            open.swap_remove(k);
+            moves += 1;
+        }
+    }
+}
+
+/// The heaviest holder of topic `lt`'s extra: (its load, its index), preferring one that does
+/// not gain from it, then the lower index.
+fn heaviest_holder(proposal: &Proposal, gaining: &[Vec<bool>], lt: usize) -> Option<(i64, usize)> {
+    let f = proposal.floor[lt];
+    let mut best: Option<(i64, bool, usize)> = None;
+    for (i, (&lm, &k)) in proposal.subs[lt]
+        .iter()
+        .zip(&proposal.count[lt])
+        .enumerate()
+    {
+        if k <= f {
+            continue;
+        }
+        let load = proposal.load[lm as usize];
+        let free = !gaining[lt][i];
+        if best.is_none_or(|(l, g, _)| (load, free) > (l, g)) {
+            best = Some((load, free, i));
+        }
+    }
+    best.map(|(load, _, i)| (load, i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two topics (f = 0): members 0–2 hold one extra of each, member 3 (a joiner on both)
+    /// holds nothing. Member 0's extra of topic 0 gains, member 1's does not.
+    fn joiner() -> Proposal {
+        Proposal {
+            floor: vec![0, 0],
+            has_extra: vec![true, true],
+            extra: vec![3, 3],
+            subs: vec![vec![0, 1, 2, 3], vec![0, 1, 2, 3]],
+            count: vec![vec![1, 1, 1, 0], vec![1, 1, 1, 0]],
+            load: vec![2, 2, 2, 0],
+        }
+    }
+
+    fn topics_of(_: usize, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend([0, 1]);
+    }
+
+    #[test]
+    fn the_joiner_takes_from_the_heaviest_holder_that_does_not_gain() {
+        let mut p = joiner();
+        let gaining = vec![vec![true, false, false, false], vec![false; 4]];
+        pull(&mut p, &gaining, &[0; 4], &[2; 4], &topics_of);
+        // Topic 0 first (ties to the lower topic), from member 1 (member 0 gains); then no
+        // holder of topic 1 is two units heavier than the joiner any more.
+        assert_eq!(p.count, vec![vec![1, 0, 1, 1], vec![1, 1, 1, 0]]);
+        assert_eq!(p.load, vec![2, 1, 2, 1]);
+    }
+
+    #[test]
+    fn members_within_one_of_every_holder_pull_nothing() {
+        let mut p = joiner();
+        p.load = vec![2, 2, 2, 1];
+        p.count = vec![vec![1, 1, 1, 0], vec![1, 1, 0, 1]];
+        let before = p.clone();
+        pull(
+            &mut p,
+            &[vec![false; 4], vec![false; 4]],
+            &[0; 4],
+            &[2; 4],
+            &topics_of,
+        );
+        assert_eq!(p.count, before.count);
+        assert_eq!(p.load, before.load);
+    }
+}
