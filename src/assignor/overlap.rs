@@ -251,6 +251,16 @@ pub(crate) fn assign(
         solve_extras(&proposal, &gaining, &base, &degree)
     };
 
+    // Every list's final length is known: room made once rather than by doubling.
+    let mut load = base.clone();
+    for (lt, chosen) in chosen.iter().enumerate() {
+        for &i in chosen {
+            load[proposal.subs[lt][i as usize] as usize] += 1;
+        }
+    }
+    for (&m, &load) in comp.members.iter().zip(&load) {
+        lists[m as usize].reserve_exact(load as usize);
+    }
     let mut dealer = Dealer::new(widest);
     for (lt, &t) in comp.topics.iter().enumerate() {
         for (i, &lm) in proposal.subs[lt].iter().enumerate() {
