@@ -81,7 +81,7 @@ use super::homogeneous::{self, Choice, Route};
 
 mod extras;
 mod fit;
-mod transport;
+pub(crate) mod transport;
 
 use super::problem::Problem;
 use extras::TopicChoice;

@@ -96,6 +96,7 @@ use super::warm::{Proposal, warm_wanted};
 use pull::pull;
 
 mod pull;
+pub(crate) mod racked;
 
 #[cfg(test)]
 thread_local! {
@@ -126,6 +127,59 @@ pub(crate) fn assign(
 ) {
     #[cfg(test)]
     TAKEN.with(|c| c.set(c.get() + 1));
+    let counts = choose(problem, comp, owners);
+    counts.reserve(comp, lists);
+    let index = comp.local_index(problem.members.len());
+    let mut slot = vec![0u32; comp.members.len()];
+    let mut dealer = Dealer::new(counts.widest);
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        for (i, &lm) in counts.subs[lt].iter().enumerate() {
+            slot[lm as usize] = i as u32;
+        }
+        let deal = TopicDeal {
+            topic: t,
+            partitions: problem.partitions(t),
+            subscribers: &problem.subscribers[t as usize],
+            floor: counts.floor[lt],
+            chosen: &counts.chosen[lt],
+            owners: &owners[t as usize],
+        };
+        dealer.topic(&deal, |m| slot[index.get(comp, m)] as usize, lists);
+    }
+}
+
+/// The counts chosen for a component: every subscriber of local topic lt gets `floor[lt]`
+/// partitions of it, and those at the indices `chosen[lt]` one more.
+pub(crate) struct Counts {
+    /// Per local topic: f_t.
+    pub floor: Vec<u32>,
+    /// Per local topic: its subscribers as local member indices, ascending.
+    pub subs: Vec<Vec<u32>>,
+    /// Per local topic: indices into `subs[lt]` of the members given an extra, ascending.
+    pub chosen: Vec<Vec<u32>>,
+    /// Per local member: its load.
+    pub load: Vec<i64>,
+    /// The most subscribers any topic has.
+    pub widest: usize,
+}
+
+impl Counts {
+    /// Reserves every member's list to its final length (room made once, not by doubling).
+    pub fn reserve(&self, comp: &Component, lists: &mut [Vec<(u32, i32)>]) {
+        for (&m, &load) in comp.members.iter().zip(&self.load) {
+            lists[m as usize].reserve_exact(load as usize);
+        }
+    }
+}
+
+/// The counts of the [module docs](self) for `comp`, optimal for balance and then for the
+/// gaining cells of `owners` (previous owners per topic, ascending by partition; only their
+/// counts per member matter).
+pub(crate) fn choose(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+) -> Counts {
     let n = comp.members.len();
     let index = comp.local_index(problem.members.len());
     let local = |m: u32| index.get(comp, m);
@@ -251,30 +305,18 @@ pub(crate) fn assign(
         solve_extras(&proposal, &gaining, &base, &degree)
     };
 
-    // Every list's final length is known: room made once rather than by doubling.
-    let mut load = base.clone();
+    let mut load = base;
     for (lt, chosen) in chosen.iter().enumerate() {
         for &i in chosen {
             load[proposal.subs[lt][i as usize] as usize] += 1;
         }
     }
-    for (&m, &load) in comp.members.iter().zip(&load) {
-        lists[m as usize].reserve_exact(load as usize);
-    }
-    let mut dealer = Dealer::new(widest);
-    for (lt, &t) in comp.topics.iter().enumerate() {
-        for (i, &lm) in proposal.subs[lt].iter().enumerate() {
-            slot[lm as usize] = i as u32;
-        }
-        let deal = TopicDeal {
-            topic: t,
-            partitions: problem.partitions(t),
-            subscribers: subscribers(t),
-            floor: floor[lt],
-            chosen: &chosen[lt],
-            owners: &owners[t as usize],
-        };
-        dealer.topic(&deal, |m| slot[local(m)] as usize, lists);
+    Counts {
+        floor,
+        subs: proposal.subs,
+        chosen,
+        load,
+        widest,
     }
 }
 

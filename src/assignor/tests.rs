@@ -15,6 +15,7 @@ mod mutation;
 mod oracle;
 mod overlap;
 mod overlap_counts;
+mod overlap_racked;
 mod quick;
 mod warm;
 

@@ -167,6 +167,12 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
             continue;
         }
         if fast
+            && overlap::racked::applies(&problem, &comp, spec.rack_aware)
+            && overlap::racked::assign(&problem, &comp, &owners, &mut lists)
+        {
+            continue;
+        }
+        if fast
             && aligned::applies(&problem, &comp, spec.rack_aware)
             && aligned::assign(&problem, &comp, &owners, &mut lists).is_some()
         {

@@ -4,21 +4,21 @@
 /// A maximum flow from mask groups to racks (group g may send to rack r when bit r is in its
 /// mask, rack r takes at most its capacity), by breadth-first augmenting paths.
 #[derive(Default)]
-pub(super) struct Transport {
+pub(crate) struct Transport {
     /// Units of group g sent to rack r, at `g * racks + r`.
-    pub(super) amount: Vec<u64>,
+    pub(crate) amount: Vec<u64>,
     /// After a failed [`Transport::solve`]: the racks reachable from the groups left with
     /// units, all full. Only more room there, or fewer units in groups whose masks lie within
     /// them, can make the flow succeed.
-    pub(super) reached: u64,
+    pub(crate) reached: u64,
     /// After a failed [`Transport::solve`]: the units the maximum flow leaves unplaced.
-    pub(super) unplaced: u64,
+    pub(crate) unplaced: u64,
 }
 
 impl Transport {
     /// Sends all `supply[g]` units of every group g to racks of `masks[g]` within the
     /// capacities, if possible; returns whether it is.
-    pub(super) fn solve(&mut self, masks: &[u64], supply: &[u64], capacity: &[u64]) -> bool {
+    pub(crate) fn solve(&mut self, masks: &[u64], supply: &[u64], capacity: &[u64]) -> bool {
         let racks = capacity.len();
         let k = masks.len();
         self.amount.clear();

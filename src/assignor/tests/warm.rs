@@ -292,14 +292,17 @@ fn uniform_v2_stays_optimal_when_members_stay_leave_or_join() {
             .iter()
             .enumerate()
         {
-            let a = UniformV2.assign(next).unwrap();
-            let got = score(next, &a);
-            assert_eq!(
-                got,
-                Some(brute_force(next)),
-                "case {case}, kind {kind}: {}",
-                next.to_json()
-            );
+            // The fast paths, and the class flow alone (whose warm starts are counted: the
+            // fast paths take most of these groups).
+            let best = Some(brute_force(next));
+            for a in [UniformV2.assign(next), assign_with(next, false)] {
+                assert_eq!(
+                    score(next, &a.unwrap()),
+                    best,
+                    "case {case}, kind {kind}: {}",
+                    next.to_json()
+                );
+            }
         }
     }
     let certified = CERTIFIED.with(std::cell::Cell::get) - before;

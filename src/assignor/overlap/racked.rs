@@ -1,0 +1,389 @@
+//! The count path for overlapping components where rack alignment is possible, used when its
+//! result carries a certificate of optimality and left to the general flow of
+//! [`super::super::uniform`] otherwise.
+//!
+//! # The certificate
+//!
+//! The argument of [`super::super::aligned`] does not depend on every member subscribing to
+//! every topic. Call partition p of topic t *alignable* when some subscriber of t runs in one
+//! of p's replica racks, and a claim on p *keepable* when p is not alignable or its owner runs
+//! in one of p's replica racks (k_tm: member m's keepable partitions of t).
+//!
+//! 1. Spread and balance depend on the counts alone: a balance-optimal assignment is one whose
+//!    extras y minimise Σ (B_m + e_m)², as in the [parent module](super).
+//! 2. If some balance-optimal assignment aligns every alignable partition, so does every
+//!    assignment B optimal for objectives 1–4. Every partition B keeps is then keepable (an
+//!    alignable one is kept by an owner aligned with it), so B keeps at most
+//!    Σ min(k_tm, c_tm) for its counts c_tm = f_t + y_tm.
+//! 3. [`super::choose`] on the keepable claims returns a balance-optimal y maximising that
+//!    sum (its gaining cells are those with k_tm > f_t). If every member then keeps
+//!    min(k_tm, c_tm) of its keepable partitions and every alignable partition left over can
+//!    be placed aligned, the result meets every bound: it is optimal for objectives 1–5.
+//!
+//! The partitions left over are placed per topic by the rack-aware path's small maximum flow
+//! ([`Transport`]): alignable ones grouped by the racks of the topic's subscribers among
+//! their replicas (a bit mask), each group to the racks of its mask, each rack up to the room
+//! its subscribers have left. When it cannot place them all, extras of that topic move from
+//! chosen members in racks the stuck groups cannot use to unchosen members in racks they can
+//! ([`swap_extras`]): each from a member at load L + 1 that gains nothing from it to one at
+//! load L, so that the two loads trade places. The multiset of loads and the gaining cells
+//! used are unchanged, so the counts stay optimal for step 3, and the topic is dealt again
+//! (a few rounds at most). When that does not help either, or the component's members run
+//! in more than 64 racks, or a topic's partitions fall into more than [`MAX_GROUPS`] masks,
+//! [`assign`] gives up and takes back what it wrote; the caller runs the general flow, which
+//! is exact in every case.
+//!
+//! # Tie rule (objective 6)
+//!
+//! The extras of [`super::choose`] on the keepable claims, with the exchanges above (the
+//! first giver and the first receiver in subscriber order); then, per topic: each member keeps
+//! its keepable partitions up to c_tm, lowest numbers first; the small flow splits every group
+//! over racks (its own order: groups in mask order, racks in name order); each rack's
+//! partitions, ascending, fill its subscribers with room in id order; the partitions that
+//! cannot be aligned, ascending, fill the room left in id order. All of it reads only the
+//! canonical order.
+//!
+//! # Complexity
+//!
+//! That of [`super::choose`], plus O(P·ρ·log R) for the masks (ρ replicas per partition, a
+//! binary search among the R racks each) and one small flow per topic, O(|Sub(t)|²) per
+//! exchange round in the worst case (rounds and exchanges are bounded).
+
+use super::super::aligned::MAX_GROUPS;
+use super::super::aligned::transport::Transport;
+use super::super::components::Component;
+use super::super::problem::Problem;
+use super::choose;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the components this path was tried on, on this thread.
+    pub(crate) static TRIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the components whose result it certified.
+    pub(crate) static CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: a planted fault, every claim counted as keepable.
+    pub(crate) static ALL_KEEPABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this path applies to `comp`: its members do not all subscribe to the same topics,
+/// and some partition can be aligned.
+pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool) -> bool {
+    !comp.homogeneous(problem) && comp.alignable(problem, rack_aware)
+}
+
+/// Assigns `comp` optimally for objectives 1–5 when the certificate of the
+/// [module docs](self) holds, appending to `lists` and returning true; otherwise leaves
+/// `lists` as they were and returns false. Requires [`applies`].
+pub(crate) fn assign(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    #[cfg(test)]
+    TRIED.with(|c| c.set(c.get() + 1));
+    let racks = comp.racks(problem);
+    if racks.is_empty() || racks.len() > 64 {
+        return false;
+    }
+    let index = comp.local_index(problem.members.len());
+    let local = |m: u32| index.get(comp, m);
+    let member_bit: Vec<u64> = comp
+        .members
+        .iter()
+        .map(|&m| {
+            problem.members[m as usize]
+                .rack
+                .as_deref()
+                .and_then(|r| racks.binary_search(&r).ok())
+                .map_or(0, |b| 1u64 << b)
+        })
+        .collect();
+    #[cfg(test)]
+    let all_keepable = ALL_KEEPABLE.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let all_keepable = false;
+    // Per local topic: every partition's mask among its subscribers' racks; per topic: the
+    // keepable claims.
+    let mut masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
+    let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
+    for &t in &comp.topics {
+        let present = problem.subscribers[t as usize]
+            .iter()
+            .fold(0u64, |acc, &m| acc | member_bit[local(m)]);
+        let partitions = problem.partitions(t) as usize;
+        let topic_masks: Vec<u64> = match &problem.topics[t as usize].replica_racks {
+            Some(replicas) => replicas
+                .iter()
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(|r| racks.binary_search(&r.as_str()).ok())
+                        .fold(0u64, |acc, b| acc | (1 << b))
+                        & present
+                })
+                .collect(),
+            None => vec![0; partitions],
+        };
+        keepable[t as usize] = owners[t as usize]
+            .iter()
+            .filter(|&&(p, m)| {
+                let mask = topic_masks[p as usize];
+                all_keepable || mask == 0 || member_bit[local(m)] & mask != 0
+            })
+            .copied()
+            .collect();
+        masks.push(topic_masks);
+    }
+    let mut counts = choose(problem, comp, &keepable);
+    let before: Vec<usize> = comp
+        .members
+        .iter()
+        .map(|&m| lists[m as usize].len())
+        .collect();
+    counts.reserve(comp, lists);
+    let mut deal = RackDeal {
+        room: vec![0; counts.widest],
+        free: Vec::new(),
+        groups: Vec::new(),
+        flow: Transport::default(),
+        racks: racks.len(),
+    };
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        let subscribers = &problem.subscribers[t as usize];
+        let bits: Vec<u64> = counts.subs[lt]
+            .iter()
+            .map(|&lm| member_bit[lm as usize])
+            .collect();
+        let index = |m: u32| counts.subs[lt].partition_point(|&x| (x as usize) < local(m));
+        let lengths: Vec<usize> = subscribers
+            .iter()
+            .map(|&m| lists[m as usize].len())
+            .collect();
+        let mut swaps = 0;
+        loop {
+            let topic = Topic {
+                topic: t,
+                masks: &masks[lt],
+                subscribers,
+                bits: &bits,
+                floor: counts.floor[lt],
+                chosen: &counts.chosen[lt],
+                keepable: &keepable[t as usize],
+            };
+            if deal.topic(&topic, index, lists) {
+                break;
+            }
+            for (&m, &len) in subscribers.iter().zip(&lengths) {
+                lists[m as usize].truncate(len);
+            }
+            let mut kept = vec![0u32; subscribers.len()];
+            for &(_, m) in &keepable[t as usize] {
+                kept[index(m)] += 1;
+            }
+            let x = Swap {
+                floor: counts.floor[lt],
+                subs: &counts.subs[lt],
+                bits: &bits,
+                kept: &kept,
+            };
+            if swaps == MAX_SWAP_ROUNDS
+                || !swap_extras(x, &mut counts.chosen[lt], &mut counts.load, &deal.flow)
+            {
+                for (&m, &len) in comp.members.iter().zip(&before) {
+                    lists[m as usize].truncate(len);
+                }
+                return false;
+            }
+            swaps += 1;
+        }
+    }
+    #[cfg(test)]
+    CERTIFIED.with(|c| c.set(c.get() + 1));
+    true
+}
+
+/// How many times a topic's extras are exchanged before [`assign`] gives up.
+const MAX_SWAP_ROUNDS: usize = 4;
+
+/// After topic `lt`'s deal failed with `flow` unable to place some alignable partitions,
+/// moves up to `flow.unplaced` of its extras from chosen members whose rack is not among
+/// `flow.reached` (the full racks the unplaced groups can reach) to unchosen ones in those
+/// racks, each from a member at load L + 1 to one at load L that gains nothing from it:
+/// the two loads trade places, so the multiset of loads (balance) and the gaining cells used
+/// (`kept[i] > f` marks one) stay as they were, and the counts stay optimal for both.
+/// Returns whether any extra moved.
+fn swap_extras(
+    x: Swap<'_>,
+    chosen_list: &mut Vec<u32>,
+    load: &mut [i64],
+    flow: &Transport,
+) -> bool {
+    let (f, subs, bits, kept) = (x.floor, x.subs, x.bits, x.kept);
+    let mut chosen = vec![false; subs.len()];
+    for &i in chosen_list.iter() {
+        chosen[i as usize] = true;
+    }
+    let mut moved = 0;
+    while moved < flow.unplaced {
+        let givers = (0..subs.len()).filter(|&i| chosen[i] && bits[i] & flow.reached == 0);
+        let found = givers.filter(|&u| kept[u] <= f).find_map(|u| {
+            let heavier = load[subs[u] as usize];
+            (0..subs.len())
+                .find(|&v| {
+                    !chosen[v]
+                        && bits[v] & flow.reached != 0
+                        && load[subs[v] as usize] + 1 == heavier
+                })
+                .map(|v| (u, v))
+        });
+        let Some((u, v)) = found else {
+            break;
+        };
+        chosen[u] = false;
+        chosen[v] = true;
+        load[subs[u] as usize] -= 1;
+        load[subs[v] as usize] += 1;
+        moved += 1;
+    }
+    *chosen_list = (0..subs.len() as u32)
+        .filter(|&i| chosen[i as usize])
+        .collect();
+    moved > 0
+}
+
+/// What [`swap_extras`] reads of one topic.
+struct Swap<'a> {
+    /// f_t.
+    floor: u32,
+    /// Its subscribers as local member indices, ascending.
+    subs: &'a [u32],
+    /// Per subscriber: its rack's bit.
+    bits: &'a [u64],
+    /// Per subscriber: its keepable claims.
+    kept: &'a [u32],
+}
+
+/// One topic to deal with racks in view.
+struct Topic<'a> {
+    topic: u32,
+    /// Per partition: the racks of its replicas among its subscribers' racks.
+    masks: &'a [u64],
+    /// Sub(t): member indices, ascending.
+    subscribers: &'a [u32],
+    /// Per subscriber: its rack's bit (0 without a rack).
+    bits: &'a [u64],
+    floor: u32,
+    /// Indices of the subscribers given one more, ascending.
+    chosen: &'a [u32],
+    /// The keepable claims: (partition, member), ascending by partition.
+    keepable: &'a [(i32, u32)],
+}
+
+/// Scratch space of the deal, reused across topics.
+struct RackDeal {
+    /// Per subscriber index: room left.
+    room: Vec<u32>,
+    /// The current topic's left-over partitions that cannot be aligned.
+    free: Vec<i32>,
+    /// The current topic's left-over alignable partitions by mask, masks ascending.
+    groups: Vec<(u64, Vec<i32>)>,
+    flow: Transport,
+    /// How many racks the component's members run in.
+    racks: usize,
+}
+
+impl RackDeal {
+    /// Deals one topic as the [module docs](self) describe, or returns false when some
+    /// alignable partition left over cannot be placed aligned (or too many masks), having
+    /// written part of it. `index(m)` is m's position among the subscribers.
+    fn topic(
+        &mut self,
+        x: &Topic<'_>,
+        index: impl Fn(u32) -> usize,
+        lists: &mut [Vec<(u32, i32)>],
+    ) -> bool {
+        let t = x.topic;
+        let room = &mut self.room[..x.subscribers.len()];
+        room.fill(x.floor);
+        for &i in x.chosen {
+            room[i as usize] += 1;
+        }
+        self.free.clear();
+        for group in &mut self.groups {
+            group.1.clear();
+        }
+        let mut claims = x.keepable.iter().peekable();
+        for (p, &mask) in x.masks.iter().enumerate() {
+            let p = p as i32;
+            if let Some(&&(claimed, m)) = claims.peek()
+                && claimed == p
+            {
+                claims.next();
+                let i = index(m);
+                if room[i] > 0 {
+                    room[i] -= 1;
+                    lists[m as usize].push((t, p));
+                    continue;
+                }
+            }
+            if mask == 0 {
+                self.free.push(p);
+                continue;
+            }
+            match self.groups.binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => self.groups[g].1.push(p),
+                Err(g) => {
+                    if self.groups.len() >= MAX_GROUPS {
+                        // Nothing for `swap_extras` to do about it.
+                        self.flow.reached = 0;
+                        self.flow.unplaced = 0;
+                        return false;
+                    }
+                    self.groups.insert(g, (mask, vec![p]));
+                }
+            }
+        }
+        self.groups.retain(|g| !g.1.is_empty());
+        let mut capacity = vec![0u64; self.racks];
+        for (i, &bit) in x.bits.iter().enumerate() {
+            if bit != 0 {
+                capacity[bit.trailing_zeros() as usize] += u64::from(room[i]);
+            }
+        }
+        let masks: Vec<u64> = self.groups.iter().map(|g| g.0).collect();
+        let supply: Vec<u64> = self.groups.iter().map(|g| g.1.len() as u64).collect();
+        if !self.flow.solve(&masks, &supply, &capacity) {
+            return false;
+        }
+        let mut taken = vec![0usize; self.groups.len()];
+        let mut bucket: Vec<i32> = Vec::new();
+        for r in 0..self.racks {
+            bucket.clear();
+            for (g, group) in self.groups.iter().enumerate() {
+                let amount = self.flow.amount[g * self.racks + r] as usize;
+                bucket.extend_from_slice(&group.1[taken[g]..taken[g] + amount]);
+                taken[g] += amount;
+            }
+            if bucket.is_empty() {
+                continue;
+            }
+            bucket.sort_unstable();
+            let mut next = bucket.iter();
+            for (i, &m) in x.subscribers.iter().enumerate() {
+                if x.bits[i] != 1 << r || room[i] == 0 {
+                    continue;
+                }
+                let before = next.len();
+                lists[m as usize].extend(next.by_ref().take(room[i] as usize).map(|&p| (t, p)));
+                room[i] -= (before - next.len()) as u32;
+            }
+        }
+        let mut next = self.free.iter();
+        for (i, &m) in x.subscribers.iter().enumerate() {
+            lists[m as usize].extend(next.by_ref().take(room[i] as usize).map(|&p| (t, p)));
+        }
+        debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
+        true
+    }
+}

@@ -1,0 +1,124 @@
+//! Tests of the rack-aware count path for overlapping subscriptions (`overlap/racked.rs`):
+//! where it certifies a result, the objective values equal the class flow's; it certifies a
+//! good share of benchmark-like groups; input order changes nothing; counting every claim as
+//! keepable (a planted fault) is caught.
+
+use super::super::overlap::racked::{ALL_KEEPABLE, CERTIFIED, TRIED};
+use super::super::uniform::assign_with;
+use super::super::*;
+use super::oracle::{Rng, checked_against_flow, permuted, score};
+use super::overlap::{joined, left, overlap_spec};
+
+fn count(cell: &'static std::thread::LocalKey<std::cell::Cell<usize>>) -> usize {
+    cell.with(std::cell::Cell::get)
+}
+
+/// `spec` made rack-aware like the benchmark: members spread over 3 racks, every partition on
+/// 2 of them (a random pair). (A member without a rack would hold room that aligns nothing,
+/// so that no assignment aligns every alignable partition and the certificate never holds.)
+fn racked(rng: &mut Rng, mut spec: GroupSpec) -> GroupSpec {
+    spec.rack_aware = true;
+    for (i, m) in spec.members.iter_mut().enumerate() {
+        m.rack = Some(format!("r{}", i % 3));
+    }
+    for t in &mut spec.topics {
+        let pairs = (0..t.partitions)
+            .map(|_| {
+                let skip = rng.below(3);
+                (0..3)
+                    .filter(|&r| r != skip)
+                    .map(|r| format!("r{r}"))
+                    .collect()
+            })
+            .collect();
+        t.replica_racks = Some(pairs);
+    }
+    spec
+}
+
+/// Racked overlapping groups of 20–80 members on 3–8 topics: in turn a stable assignment (of
+/// the racked group), a join and a leave of it, a full assignment, and the stable claims
+/// scrambled (each member's handed to the next member, mostly in another rack).
+fn specs(seed: u64, cases: usize) -> Vec<GroupSpec> {
+    let mut rng = Rng(seed);
+    (0..cases)
+        .map(|case| {
+            let members = 20 + rng.below(61) as usize;
+            let topics = 3 + rng.below(6) as usize;
+            let plain = overlap_spec(&mut rng, members, topics);
+            let mut full = racked(&mut rng, plain);
+            for m in &mut full.members {
+                m.owned.clear();
+            }
+            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+            match case % 5 {
+                0 => stable,
+                1 => {
+                    let mut j = joined(&mut rng, &stable);
+                    if let Some(joiner) = j.members.last_mut() {
+                        joiner.rack = Some("r1".into());
+                    }
+                    j
+                }
+                2 => left(&mut rng, &stable),
+                3 => full,
+                _ => {
+                    let mut s = stable;
+                    let owned: Vec<_> = s.members.iter().map(|m| m.owned.clone()).collect();
+                    let n = s.members.len();
+                    for (i, m) in s.members.iter_mut().enumerate() {
+                        m.owned = owned[(i + 1) % n].clone();
+                    }
+                    s
+                }
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn certified_racked_results_equal_the_class_flow() {
+    let (mut tried, mut certified) = (0, [0usize; 5]);
+    for (case, spec) in specs(81, 200).iter().enumerate() {
+        let before = (count(&TRIED), count(&CERTIFIED));
+        checked_against_flow(case, spec);
+        // `checked_against_flow` runs the fast path twice (the result, then the fixed point).
+        tried += usize::from(count(&TRIED) > before.0);
+        certified[case % 5] += usize::from(count(&CERTIFIED) > before.1);
+    }
+    println!(
+        "racked count path tried on {tried} of 200 groups, certified (stable, join, leave, \
+         full, scrambled; of 40 each) {certified:?}"
+    );
+    assert!(tried >= 190, "tried on {tried}");
+    assert!(
+        certified.iter().all(|&c| c >= 20),
+        "certified {certified:?}"
+    );
+}
+
+#[test]
+fn input_order_changes_nothing_on_the_racked_count_path() {
+    let mut rng = Rng(83);
+    for (case, spec) in specs(85, 80).iter().enumerate() {
+        let a = UniformV2.assign(spec).unwrap();
+        let b = UniformV2.assign(&permuted(&mut rng, spec)).unwrap();
+        assert_eq!(a, b, "case {case}: {}", spec.to_json());
+    }
+}
+
+#[test]
+fn counting_every_claim_as_keepable_is_caught() {
+    let specs = specs(87, 200);
+    ALL_KEEPABLE.with(|f| f.set(true));
+    let caught = specs
+        .iter()
+        .filter(|spec| {
+            let fast = UniformV2.assign(spec).unwrap();
+            score(spec, &fast) != score(spec, &assign_with(spec, false).unwrap())
+        })
+        .count();
+    ALL_KEEPABLE.with(|f| f.set(false));
+    println!("every claim keepable: caught on {caught} of 200");
+    assert!(caught >= 5, "caught {caught}");
+}
