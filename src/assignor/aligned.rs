@@ -32,8 +32,11 @@
 //! with the racks in view; it is exact where every topic has f_t = 0 (members may then give
 //! up a claim for another partition, which the bound above does not foresee: on joins and
 //! leaves that is often what the optimum does) and is certified by the bound above
-//! elsewhere. When neither holds, [`assign`] gives up, writes nothing, and the caller runs
-//! the general flow, which is exact in every case. It also gives up when the component's
+//! elsewhere. When neither holds and every member runs in a rack, the [flow with
+//! floors](floors) decides: it lets every member keep any of its keepable claims in every
+//! topic, and is exact wherever it has a flow of full value (none means that no assignment
+//! aligns every alignable partition). Otherwise [`assign`] gives up, writes nothing, and the
+//! caller runs the general flow, which is exact in every case. It also gives up when the component's
 //! members run in more than 64 racks or a topic's partitions fall into more than
 //! [`MAX_GROUPS`] masks (keeping the small flows small), the latter checked before anything
 //! else is done.
@@ -62,7 +65,8 @@
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
 //! going to its racks in name order; a rack's partitions, ascending, fill its members with room in id order; the
 //! partitions that cannot be aligned, ascending, fill the room left in member id order. When
-//! that does not fit, the rack-aware flow's result with its own tie rule (see [`extras`]).
+//! that does not fit, the rack-aware flow's result with its own tie rule (see [`extras`]),
+//! and after it the flow with floors' (see [`floors`]).
 //! All of it reads only the canonical [`Problem`] order.
 //!
 //! # Complexity
@@ -81,6 +85,7 @@ use super::homogeneous::{self, Choice, Route};
 
 mod extras;
 mod fit;
+mod floors;
 mod transport;
 
 use super::problem::Problem;
@@ -88,6 +93,8 @@ use extras::TopicChoice;
 use fit::Fit;
 #[cfg(test)]
 pub(crate) use fit::tally;
+#[cfg(test)]
+pub(crate) use floors::tally as floors_tally;
 use transport::Transport;
 
 /// The most distinct rack masks among a topic's left-over alignable partitions that the small
@@ -134,6 +141,9 @@ pub(crate) enum Variant {
     /// The quick choice of extras is the rotation even where cells gain, accepted on the
     /// deal's check alone: it may keep fewer claims than the bound.
     QuickIgnoresGains,
+    /// The flow with floors ([`floors`]) runs without the flow of extras before it, and its
+    /// keep edges cost nothing: it aligns and balances, but keeps claims only by chance.
+    FloorsIgnoreKeeps,
 }
 
 /// [`assign`] as `variant`.
@@ -255,13 +265,21 @@ pub(crate) fn assign_as(
     }
     // Some topic's left-over alignable partitions do not fit with the choice made without
     // looking at them all at once: the rack-aware flow chooses again (see `extras`).
-    let chosen = extras::choose(
-        &fit,
-        racks.len(),
-        &extras,
-        variant == Variant::KeepFirstTrusted,
-    )?;
-    deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow)
+    if variant != Variant::FloorsIgnoreKeeps
+        && let Some(chosen) = extras::choose(
+            &fit,
+            racks.len(),
+            &extras,
+            variant == Variant::KeepFirstTrusted,
+        )
+        && deal.chosen(&ctx, &chosen, lists)
+    {
+        return Some(Route::Flow);
+    }
+    // Its keep-first topics could not meet the bound (or nothing fits them): the exact flow
+    // with floors, where every member is racked (see `floors`).
+    let ignore_keeps = variant == Variant::FloorsIgnoreKeeps;
+    floors::assign(&ctx, &member_bit, lists, ignore_keeps).then_some(Route::Flow)
 }
 
 /// [`homogeneous::quick_extras`] on the keepable claims (`None` where the greedy would be
