@@ -101,6 +101,10 @@ use transport::Transport;
 /// flow accepts; beyond that the general flow runs instead.
 pub(crate) const MAX_GROUPS: usize = 256;
 
+/// The fewest members of a racked component on which the repair's first refusal is final
+/// (see [`assign`]'s body): below it the greedy's reruns are cheap and often succeed.
+const FINAL_REFUSAL_MIN_MEMBERS: usize = 16;
+
 /// Whether this path may apply to `comp`: rack awareness on, every member subscribes to every
 /// topic, at most 64 racks among the members, and some partition can be aligned (otherwise
 /// [`super::homogeneous`] applies).
@@ -257,10 +261,17 @@ pub(crate) fn assign_as(
         racks.len(),
         variant != Variant::NoTransportCheck,
     );
+    // With every member racked, an exact construction follows (the flow of extras where every
+    // topic is open, else the flow with floors): on components large enough for the greedy's
+    // reruns to cost more than that flow, the first topic the repair cannot make fit ends the
+    // greedy's attempts.
+    fit.final_refusal = variant == Variant::Exact
+        && n >= FINAL_REFUSAL_MIN_MEMBERS
+        && member_bit.iter().all(|&bit| bit != 0);
     let (extras, route) =
         homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
     let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
-    if deal.all(&ctx, chosen_by_topic, lists) {
+    if !fit.gave_up() && deal.all(&ctx, chosen_by_topic, lists) {
         return Some(route);
     }
     // Some topic's left-over alignable partitions do not fit with the choice made without

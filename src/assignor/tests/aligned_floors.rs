@@ -4,7 +4,7 @@
 //! (brute force on small groups), do not depend on input order, and a planted fault (keeps
 //! ignored) is caught.
 
-use super::super::aligned::{Variant, floors_tally};
+use super::super::aligned::{Variant, floors_tally, tally};
 use super::super::uniform::assign_with;
 use super::super::*;
 use super::aligned::{random_racked, with_variant};
@@ -129,4 +129,25 @@ fn floors_ignoring_keeps_is_caught() {
         caught > 3,
         "only {caught} worse results caught by the brute force"
     );
+}
+
+#[test]
+fn a_final_refusal_leads_to_the_exact_flows() {
+    // On racked components of 16 members or more the repair's first refusal ends the
+    // greedy's attempts; the exact flows after it must still give the class flow's objective
+    // values.
+    let mut rng = Rng(109);
+    let before = tally::gave_up();
+    let mut checked = 0;
+    while checked < 150 {
+        let spec = bench_like(&mut rng, 40, 8, 1, checked % 2 == 0);
+        if spec.members.len() < 16 {
+            continue;
+        }
+        checked += 1;
+        checked_against_flow(checked, &spec);
+    }
+    let gave_up = tally::gave_up() - before;
+    println!("large benchmark-like groups: {gave_up} repairs gave up at their first refusal");
+    assert!(gave_up >= 5, "only {gave_up} final refusals");
 }
