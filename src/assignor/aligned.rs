@@ -56,6 +56,12 @@
 //! extras without regard to racks and the deal's own check decides. The repair only steers a
 //! heuristic: the greedy's bound and the deal's check are what certify.
 //!
+//! On racked components of [`FINAL_REFUSAL_MIN_MEMBERS`] or more members, where an exact flow
+//! follows, the repair's first refusal is final, and where every topic is open a cheap flow
+//! over the left-over partitions ([`keep_all`]) may show first that no assignment keeps every
+//! claim, so that the greedy cannot succeed and is not run. Both decide only which exact
+//! construction runs.
+//!
 //! # Tie rule (objective 6)
 //!
 //! The extras: the rotation where it is tried and fits, else [`homogeneous::choose_extras`]
@@ -86,6 +92,7 @@ use super::homogeneous::{self, Choice, Route};
 mod extras;
 mod fit;
 mod floors;
+mod keep_all;
 mod transport;
 
 use super::problem::Problem;
@@ -95,6 +102,8 @@ use fit::Fit;
 pub(crate) use fit::tally;
 #[cfg(test)]
 pub(crate) use floors::tally as floors_tally;
+#[cfg(test)]
+pub(crate) use keep_all::tally as keep_all_tally;
 use transport::Transport;
 
 /// The most distinct rack masks among a topic's left-over alignable partitions that the small
@@ -268,10 +277,22 @@ pub(crate) fn assign_as(
     fit.final_refusal = variant == Variant::Exact
         && n >= FINAL_REFUSAL_MIN_MEMBERS
         && member_bit.iter().all(|&bit| bit != 0);
-    let (extras, route) =
-        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
+    // Where every topic is open as well, the flow of extras is exact and needs no bound; when
+    // no assignment can keep every claim, the greedy cannot succeed and is not run (see
+    // `keep_all`).
+    let all_open = comp
+        .topics
+        .iter()
+        .all(|&t| (problem.partitions(t) as usize) < n);
+    let skip_greedy =
+        fit.final_refusal && all_open && keep_all::keep_all_impossible(&ctx, &member_bit);
+    let (extras, route) = if skip_greedy {
+        (Vec::new(), Route::Flow)
+    } else {
+        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit))
+    };
     let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
-    if !fit.gave_up() && deal.all(&ctx, chosen_by_topic, lists) {
+    if !skip_greedy && !fit.gave_up() && deal.all(&ctx, chosen_by_topic, lists) {
         return Some(route);
     }
     // Some topic's left-over alignable partitions do not fit with the choice made without

@@ -4,7 +4,9 @@
 //! (brute force on small groups), do not depend on input order, and a planted fault (keeps
 //! ignored) is caught.
 
-use super::super::aligned::{Variant, floors_tally, tally};
+use super::super::aligned::{Variant, floors_tally, keep_all_tally, tally};
+use super::super::claims::previous_owners;
+use super::super::problem::Problem;
 use super::super::uniform::assign_with;
 use super::super::*;
 use super::aligned::{random_racked, with_variant};
@@ -150,4 +152,83 @@ fn a_final_refusal_leads_to_the_exact_flows() {
     let gave_up = tally::gave_up() - before;
     println!("large benchmark-like groups: {gave_up} repairs gave up at their first refusal");
     assert!(gave_up >= 5, "only {gave_up} final refusals");
+}
+
+/// Alignable partitions and keepable claims of a spec whose members form one homogeneous
+/// component (every member subscribes to every topic), from the definitions.
+fn alignable_and_keepable(spec: &GroupSpec) -> (i64, i64) {
+    let problem = Problem::new(spec);
+    let owners = previous_owners(&problem);
+    let racks: Vec<&str> = spec
+        .members
+        .iter()
+        .filter_map(|m| m.rack.as_deref())
+        .collect();
+    let (mut alignable, mut keepable) = (0, 0);
+    for (ti, t) in problem.topics.iter().enumerate() {
+        let Some(replicas) = &t.replica_racks else {
+            continue;
+        };
+        let can = |p: usize| replicas[p].iter().any(|r| racks.contains(&r.as_str()));
+        alignable += (0..t.partitions as usize).filter(|&p| can(p)).count() as i64;
+        keepable += owners[ti]
+            .iter()
+            .filter(|&&(p, m)| {
+                let rack = problem.members[m as usize].rack.as_deref();
+                !can(p as usize)
+                    || rack.is_some_and(|r| replicas[p as usize].iter().any(|x| x == r))
+            })
+            .count() as i64;
+    }
+    (alignable, keepable)
+}
+
+/// How many of the groups on which the keep-all test answered "impossible" the class flow
+/// shows to be wrong (its optimum aligns every alignable partition and keeps every keepable
+/// claim), and on how many it answered; with the planted fault when `planted`.
+fn keep_all_verdicts(planted: bool) -> (usize, usize) {
+    let mut rng = Rng(113);
+    let (mut wrong, mut verdicts, mut checked) = (0, 0, 0);
+    keep_all_tally::plant(planted);
+    while checked < 200 {
+        let spec = bench_like(&mut rng, 40, 6, 1, checked % 4 == 0);
+        let n = spec.members.len() as i64;
+        if n < 16 || spec.topics.iter().any(|t| t.partitions >= n) {
+            continue;
+        }
+        checked += 1;
+        let before = keep_all_tally::get();
+        let fast = UniformV2.assign(&spec).unwrap();
+        if keep_all_tally::get() == before {
+            continue;
+        }
+        verdicts += 1;
+        let flow = assign_with(&spec, false).unwrap();
+        let best = score(&spec, &flow).unwrap();
+        assert_eq!(score(&spec, &fast), Some(best), "{}", spec.to_json());
+        let (alignable, keepable) = alignable_and_keepable(&spec);
+        if best.1 == alignable && best.2 == keepable {
+            wrong += 1;
+        }
+    }
+    keep_all_tally::plant(false);
+    (wrong, verdicts)
+}
+
+#[test]
+fn keeping_every_claim_is_impossible_where_the_test_says_so() {
+    // Where the keep-all test answers "impossible" the greedy is skipped; the answer must be
+    // right (the class flow's optimum keeps fewer claims, or aligns fewer partitions), and
+    // the exact flow's result must have the class flow's objective values.
+    let (wrong, verdicts) = keep_all_verdicts(false);
+    println!("keep-all test: {verdicts} verdicts of impossible, {wrong} wrong");
+    assert!(verdicts >= 5, "only {verdicts} verdicts");
+    assert_eq!(wrong, 0);
+    // Planted: answering "impossible" without solving is caught by the same check.
+    let (wrong, verdicts) = keep_all_verdicts(true);
+    println!("planted keep-all test: {verdicts} verdicts, {wrong} wrong");
+    assert!(
+        wrong > 5,
+        "only {wrong} of {verdicts} wrong verdicts caught"
+    );
 }
