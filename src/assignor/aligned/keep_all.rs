@@ -30,6 +30,11 @@
 //! member m → sink     cap q − K_m;   member m → Z cap 1 (K_m ≤ q);   Z → sink cap s − #{K_m = q + 1}
 //! ```
 //!
+//! Before the flow is built, the left-over partitions are placed one at a time on the next
+//! member that may take one ([`first_fit`]): when that places them all it is a flow of full
+//! value, and the answer is `false` at the cost of a scan (the usual case on leaves of large
+//! groups, where keeping every claim is possible and the greedy then runs as before).
+//!
 //! The test says nothing (answers `false`) when some member has K_m > q + 1 or more than s
 //! members have q + 1 (keeping every claim is not balanced), when a member has two keepable
 //! claims in one topic (which one it keeps would decide the left-over partitions), or when
@@ -63,8 +68,8 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
     // (topic index, mask, units) of the left-over partitions, and per topic the claimants.
     let mut left: Vec<(usize, u64, u64)> = Vec::new();
     let mut claimant = vec![u32::MAX; n];
-    // Per topic with left-over partitions: its index and the members that may take them.
-    let mut pair_nodes: Vec<(usize, Vec<usize>)> = Vec::new();
+    // The topics with left-over partitions.
+    let mut topics_left: Vec<usize> = Vec::new();
     let mut left_units = 0u64;
     for (i, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(i, t);
@@ -102,9 +107,7 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
             return false;
         }
         if left_units > before {
-            // The members with no keepable claim of t may take its left-over partitions.
-            let members = (0..n).filter(|&lm| claimant[lm] != i as u32).collect();
-            pair_nodes.push((i, members));
+            topics_left.push(i);
         }
     }
     let q = total_extras / n as u64;
@@ -115,6 +118,26 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
     }
     if left_units == 0 {
         return false;
+    }
+    #[cfg(test)]
+    if tally::planted() {
+        tally::add();
+        return true;
+    }
+    if first_fit(ctx, member_bit, &left, &kept, q, s - at_plus) {
+        return false;
+    }
+    // Per topic with left-over partitions: its index and the members that may take them.
+    let mut pair_nodes: Vec<(usize, Vec<usize>)> = Vec::with_capacity(topics_left.len());
+    for &i in &topics_left {
+        for &(_, m) in &ctx.keepable[comp.topics[i] as usize] {
+            claimant[ctx.index.get(comp, m)] = u32::MAX - 1;
+        }
+        let members = (0..n).filter(|&lm| claimant[lm] != u32::MAX - 1).collect();
+        for &(_, m) in &ctx.keepable[comp.topics[i] as usize] {
+            claimant[ctx.index.get(comp, m)] = u32::MAX;
+        }
+        pair_nodes.push((i, members));
     }
 
     // Nodes: source, the (t,g) groups, per topic with left-overs its eligible (t,m) nodes,
@@ -166,11 +189,6 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
         };
         net.edge(z, sink, c, [0; 4]);
     }
-    #[cfg(test)]
-    if tally::planted() {
-        tally::add();
-        return true;
-    }
     let value = net.solve(0, sink);
     let short = u64::try_from(value).ok() != Some(left_units);
     #[cfg(test)]
@@ -178,6 +196,58 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
         tally::add();
     }
     short
+}
+
+/// Whether placing the left-over partitions one at a time, each on the next member (in a
+/// rotating order) that may take it, places them all: a flow of full value found without
+/// building the network (the usual case where keeping every claim is possible, such as most
+/// leaves of large groups). `z_places` is s less the members whose kept claims reach q + 1.
+fn first_fit(
+    ctx: &Context<'_, '_>,
+    member_bit: &[u64],
+    left: &[(usize, u64, u64)],
+    kept: &[u64],
+    q: u64,
+    mut z_places: u64,
+) -> bool {
+    let comp = ctx.comp;
+    let n = comp.members.len();
+    let mut spare: Vec<u64> = kept.iter().map(|&k| q.saturating_sub(k)).collect();
+    // Whether a member has used its place at q + 1 (its kept claims may already fill it).
+    let mut plus: Vec<bool> = kept.iter().map(|&k| k > q).collect();
+    // The topic a member claims in (marked per topic) or took a partition of.
+    let mut claims_in = vec![usize::MAX; n];
+    let mut took_in = vec![usize::MAX; n];
+    let mut cursor = 0usize;
+    let mut current = usize::MAX;
+    for &(i, mask, units) in left {
+        if i != current {
+            current = i;
+            for &(_, m) in &ctx.keepable[comp.topics[i] as usize] {
+                claims_in[ctx.index.get(comp, m)] = i;
+            }
+        }
+        for _ in 0..units {
+            let found = (0..n).map(|j| (cursor + j) % n).find(|&lm| {
+                claims_in[lm] != i
+                    && took_in[lm] != i
+                    && (mask == 0 || mask & member_bit[lm] != 0)
+                    && (spare[lm] > 0 || (!plus[lm] && z_places > 0))
+            });
+            let Some(lm) = found else {
+                return false;
+            };
+            took_in[lm] = i;
+            if spare[lm] > 0 {
+                spare[lm] -= 1;
+            } else {
+                plus[lm] = true;
+                z_places -= 1;
+            }
+            cursor = lm + 1;
+        }
+    }
+    true
 }
 
 /// Test-only count of components on which the test found keeping every claim impossible.
