@@ -63,6 +63,17 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
     if n == 0 || member_bit.contains(&0) {
         return false;
     }
+    // The left-over partitions counted from the lengths alone first (at least this many: a
+    // member's second claim in a topic ends the test anyway), so that groups with none (a
+    // join keeps every claim) or too many pay nothing more.
+    let mut left_at_least = 0usize;
+    for (i, &t) in comp.topics.iter().enumerate() {
+        let count = ctx.topic_masks(i, t).len();
+        left_at_least += count.saturating_sub(ctx.keepable[t as usize].len());
+    }
+    if left_at_least == 0 || left_at_least > n {
+        return false;
+    }
     let mut kept = vec![0u64; n];
     let mut total_extras = 0u64;
     // (topic index, mask, units) of the left-over partitions, and per topic the claimants.
