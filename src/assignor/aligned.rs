@@ -32,8 +32,11 @@
 //! with the racks in view; it is exact where every topic has f_t = 0 (members may then give
 //! up a claim for another partition, which the bound above does not foresee: on joins and
 //! leaves that is often what the optimum does) and is certified by the bound above
-//! elsewhere. When neither holds, [`assign`] gives up, writes nothing, and the caller runs
-//! the general flow, which is exact in every case. It also gives up when the component's
+//! elsewhere. When neither holds and every member runs in a rack, the [flow with
+//! floors](floors) decides: it lets every member keep any of its keepable claims in every
+//! topic, and is exact wherever it has a flow of full value (none means that no assignment
+//! aligns every alignable partition). Otherwise [`assign`] gives up, writes nothing, and the
+//! caller runs the general flow, which is exact in every case. It also gives up when the component's
 //! members run in more than 64 racks or a topic's partitions fall into more than
 //! [`MAX_GROUPS`] masks (keeping the small flows small), the latter checked before anything
 //! else is done.
@@ -53,6 +56,12 @@
 //! extras without regard to racks and the deal's own check decides. The repair only steers a
 //! heuristic: the greedy's bound and the deal's check are what certify.
 //!
+//! On racked components of [`FINAL_REFUSAL_MIN_MEMBERS`] or more members, where an exact flow
+//! follows, the repair's first refusal is final, and where every topic is open a cheap flow
+//! over the left-over partitions ([`keep_all`]) may show first that no assignment keeps every
+//! claim, so that the greedy cannot succeed and is not run. Both decide only which exact
+//! construction runs.
+//!
 //! # Tie rule (objective 6)
 //!
 //! The extras: the rotation where it is tried and fits, else [`homogeneous::choose_extras`]
@@ -62,7 +71,8 @@
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
 //! going to its racks in name order; a rack's partitions, ascending, fill its members with room in id order; the
 //! partitions that cannot be aligned, ascending, fill the room left in member id order. When
-//! that does not fit, the rack-aware flow's result with its own tie rule (see [`extras`]).
+//! that does not fit, the rack-aware flow's result with its own tie rule (see [`extras`]),
+//! and after it the flow with floors' (see [`floors`]).
 //! All of it reads only the canonical [`Problem`] order.
 //!
 //! # Complexity
@@ -81,6 +91,8 @@ use super::homogeneous::{self, Choice, Route};
 
 mod extras;
 mod fit;
+mod floors;
+mod keep_all;
 pub(crate) mod transport;
 
 use super::problem::Problem;
@@ -88,11 +100,19 @@ use extras::TopicChoice;
 use fit::Fit;
 #[cfg(test)]
 pub(crate) use fit::tally;
+#[cfg(test)]
+pub(crate) use floors::tally as floors_tally;
+#[cfg(test)]
+pub(crate) use keep_all::tally as keep_all_tally;
 use transport::Transport;
 
 /// The most distinct rack masks among a topic's left-over alignable partitions that the small
 /// flow accepts; beyond that the general flow runs instead.
 pub(crate) const MAX_GROUPS: usize = 256;
+
+/// The fewest members of a racked component on which the repair's first refusal is final
+/// (see [`assign`]'s body): below it the greedy's reruns are cheap and often succeed.
+const FINAL_REFUSAL_MIN_MEMBERS: usize = 16;
 
 /// Whether this path may apply to `comp`: rack awareness on, every member subscribes to every
 /// topic, at most 64 racks among the members, and some partition can be aligned (otherwise
@@ -134,6 +154,9 @@ pub(crate) enum Variant {
     /// The quick choice of extras is the rotation even where cells gain, accepted on the
     /// deal's check alone: it may keep fewer claims than the bound.
     QuickIgnoresGains,
+    /// The flow with floors ([`floors`]) runs without the flow of extras before it, and its
+    /// keep edges cost nothing: it aligns and balances, but keeps claims only by chance.
+    FloorsIgnoreKeeps,
 }
 
 /// [`assign`] as `variant`.
@@ -247,21 +270,48 @@ pub(crate) fn assign_as(
         racks.len(),
         variant != Variant::NoTransportCheck,
     );
-    let (extras, route) =
-        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit));
+    // With every member racked, an exact construction follows (the flow of extras where every
+    // topic is open, else the flow with floors): on components large enough for the greedy's
+    // reruns to cost more than that flow, the first topic the repair cannot make fit ends the
+    // greedy's attempts.
+    fit.final_refusal = variant == Variant::Exact
+        && n >= FINAL_REFUSAL_MIN_MEMBERS
+        && member_bit.iter().all(|&bit| bit != 0);
+    // Where every topic is open as well, the flow of extras is exact and needs no bound; when
+    // no assignment can keep every claim, the greedy cannot succeed and is not run (see
+    // `keep_all`).
+    let all_open = comp
+        .topics
+        .iter()
+        .all(|&t| (problem.partitions(t) as usize) < n);
+    let skip_greedy =
+        fit.final_refusal && all_open && keep_all::keep_all_impossible(&ctx, &member_bit);
+    let (extras, route) = if skip_greedy {
+        (Vec::new(), Route::Flow)
+    } else {
+        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit))
+    };
     let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
-    if deal.all(&ctx, chosen_by_topic, lists) {
+    if !skip_greedy && !fit.gave_up() && deal.all(&ctx, chosen_by_topic, lists) {
         return Some(route);
     }
     // Some topic's left-over alignable partitions do not fit with the choice made without
     // looking at them all at once: the rack-aware flow chooses again (see `extras`).
-    let chosen = extras::choose(
-        &fit,
-        racks.len(),
-        &extras,
-        variant == Variant::KeepFirstTrusted,
-    )?;
-    deal.chosen(&ctx, &chosen, lists).then_some(Route::Flow)
+    if variant != Variant::FloorsIgnoreKeeps
+        && let Some(chosen) = extras::choose(
+            &fit,
+            racks.len(),
+            &extras,
+            variant == Variant::KeepFirstTrusted,
+        )
+        && deal.chosen(&ctx, &chosen, lists)
+    {
+        return Some(Route::Flow);
+    }
+    // Its keep-first topics could not meet the bound (or nothing fits them): the exact flow
+    // with floors, where every member is racked (see `floors`).
+    let ignore_keeps = variant == Variant::FloorsIgnoreKeeps;
+    floors::assign(&ctx, &member_bit, lists, ignore_keeps).then_some(Route::Flow)
 }
 
 /// [`homogeneous::quick_extras`] on the keepable claims (`None` where the greedy would be

@@ -168,6 +168,11 @@ pub(super) struct Fit<'a, 'p> {
     chosen_mark: Vec<bool>,
     supply_try: Vec<u64>,
     room_try: Vec<u64>,
+    /// Whether a refusal is final: every later topic is refused at once (set when an exact
+    /// construction follows, see [`Fit::gave_up`]).
+    pub(super) final_refusal: bool,
+    /// Whether some topic was refused.
+    refused: bool,
 }
 
 impl<'a, 'p> Fit<'a, 'p> {
@@ -208,7 +213,16 @@ impl<'a, 'p> Fit<'a, 'p> {
             chosen_mark: vec![false; n],
             supply_try: Vec::new(),
             room_try: Vec::new(),
+            final_refusal: false,
+            refused: false,
         }
+    }
+
+    /// Whether the repair refused a topic with [`Fit::final_refusal`] set: the greedy's later
+    /// runs were refused at once, so its choice is the homogeneous flow's, made without regard
+    /// to racks, and the caller goes on to the exact constructions instead of dealing it.
+    pub(super) fn gave_up(&self) -> bool {
+        self.refused && self.final_refusal
     }
 
     /// Builds `state`'s base for topic `t`.
@@ -451,6 +465,9 @@ impl Repair for Fit<'_, '_> {
         if !self.check {
             return true;
         }
+        if self.gave_up() {
+            return false;
+        }
         let mut now = std::mem::replace(&mut self.now, TopicState::new(0, 0));
         self.base(&mut now, topic);
         now.tally(chosen, self.member_bit);
@@ -514,6 +531,11 @@ impl Repair for Fit<'_, '_> {
         for &lm in chosen.iter() {
             self.chosen_mark[lm as usize] = false;
         }
+        #[cfg(test)]
+        if !accepted && self.final_refusal && !self.refused {
+            tally::add_gave_up();
+        }
+        self.refused |= !accepted;
         accepted
     }
 }
@@ -569,5 +591,19 @@ pub(crate) mod tally {
     /// Components certified with the quick choice of extras so far on this thread.
     pub(crate) fn quick() -> usize {
         QUICK.with(Cell::get)
+    }
+
+    thread_local! {
+        static GAVE_UP: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Counts one component whose repair refused a topic with its first refusal final.
+    pub(crate) fn add_gave_up() {
+        GAVE_UP.with(|c| c.set(c.get() + 1));
+    }
+
+    /// Components whose repair gave up at its first refusal so far on this thread.
+    pub(crate) fn gave_up() -> usize {
+        GAVE_UP.with(Cell::get)
     }
 }

@@ -16,7 +16,7 @@ use super::{member, topic};
 /// (p + t) mod 3 and (p + t + 1) mod 3; member m subscribing to the topics t with
 /// t mod `buckets` = m mod `buckets` (1: homogeneous; more: one homogeneous component per
 /// bucket); claims from the assignor's own stable assignment.
-fn bench_like(
+pub(super) fn bench_like(
     rng: &mut Rng,
     max_members: u64,
     max_topics: u64,

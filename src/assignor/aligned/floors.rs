@@ -1,0 +1,449 @@
+//! The exact rack-aware flow over counts, floors included: the last construction of the
+//! rack-aware path, run when every member of the component runs in a rack and neither the
+//! repaired greedy nor the [rack-aware flow of extras](super::extras) produced a certified
+//! result. Where it has a flow of full value its result is optimal for objectives 1–5 with no
+//! bound to compare; where it has none, no assignment aligns every alignable partition and
+//! the general flow of [`super::super::uniform`] runs.
+//!
+//! # Why another network
+//!
+//! The flow of extras fixes, in every topic with f_t > 0, which claims a member keeps: its
+//! lowest keepable ones up to its count. Measured on the benchmark's racked bucket joins and
+//! leaves (components of 19 to 21 members, f_t ≥ 2) that is what fails: a member with more
+//! keepable claims than its count must give some up, and the lowest-first rule gives up
+//! partitions of racks the receivers do not run in (one join of 21 members: 66 of 80
+//! left-over partitions placeable), or the flow meets fewer than the bound's gaining cells
+//! (141 of 153). Which of its claims a member gives up, and whether it gives up a claim to
+//! take another partition, are choices the optimum makes freely. This network lets every
+//! member of every topic keep any number of its keepable claims of any mask, and take the
+//! rest of its count from its rack's pool.
+//!
+//! # The network
+//!
+//! For every topic t with partitions, f_t = ⌊P_t/n⌋ and r_t = P_t mod n; L_g counts t's
+//! partitions of rack mask g ≠ 0 (every partition, claimed or not), L_0 those of mask 0;
+//! a_tmg counts member m's keepable claims of t of mask g (keepable as in the
+//! [parent](super)). Member m runs in rack ρ(m). A *pair* node (t,m) exists when a_tmg > 0
+//! for some g.
+//!
+//! ```text
+//! source → group (t,g)      cap L_g                   every partition of mask g ≠ 0
+//! source → free (t)         cap L_0                   those that cannot be aligned
+//! group (t,g) → rack (t,r)  r ∈ g                     aligned placements
+//! free (t) → rack (t,r)     every rack                anywhere
+//! pair members m:
+//!   group (t,g) → (t,m)     cap a_tmg, cost −1        m keeps a claim of mask g (free (t) for g = 0)
+//!   rack (t,ρ(m)) → (t,m)   cap f_t + 1               m takes another partition
+//!   (t,m) → sink            cap f_t                   the floor
+//!   (t,m) → member m        cap 1                     the extra (r_t > 0)
+//! other members, per rack r:
+//!   rack (t,r) → sink       cap f_t · #(such members in r)   their floors
+//!   rack (t,ρ(m)) → member m   cap 1                  the extra (r_t > 0)
+//! member m → sink           cap q;  member m → Z cap 1;  Z → sink cap s
+//! ```
+//!
+//! with E = Σ_t r_t, q = ⌊E/n⌋, s = E mod n. The sink's capacity is Σ_t n·f_t + E = Σ_t P_t,
+//! the source's supply, so a flow of full value saturates every edge into the sink: every
+//! member gets exactly f_t or f_t + 1 of each topic, r_t members get the extra of t, and every
+//! member gets q or q + 1 extras with exactly s at q + 1 (balance-optimal, step 1 of the
+//! parent). Every alignable unit reaches its member through a rack of its mask or over a keep
+//! edge of its mask, whose member is aligned with it (keepable claims of mask g ≠ 0 are
+//! aligned with their owner).
+//!
+//! # Exactness
+//!
+//! Suppose every member runs in a rack. (1) Every assignment A that is balance-optimal and
+//! aligns every alignable partition maps to a flow of full value whose cost is minus the
+//! claims A keeps: a partition p of t that A gives to m goes over m's keep edge of p's mask
+//! when p is m's keepable claim (A keeps no claim that is not keepable: that claim would be an
+//! alignable partition left unaligned), else from p's group (or the free node) through the
+//! rack of m (an aligned member when p's mask is not 0); m's f_t units go to the sink from
+//! (t,m) or, aggregated, from its rack, its extra over its extra edge. (2) Conversely the deal
+//! below realises every integral flow of full value as such an assignment keeping at least
+//! the flow's keep edges' units. So a minimum-cost flow of full value keeps as many claims as
+//! any balance-optimal assignment that aligns every alignable partition; its existence proves
+//! that some balance-optimal assignment aligns every alignable partition, so every assignment
+//! optimal for objectives 1–4 does, and the deal's result is optimal for 1–5. With no flow of
+//! full value, nothing is written and the general flow decides.
+//!
+//! (Members in no rack would need the free node as their pool and their own claims of mask 0
+//! only; the path does not run then, which keeps the argument above as stated.)
+//!
+//! # Tie rule (objective 6)
+//!
+//! The solver's minimum-cost flow on the network built in topic, mask, rack and member-id
+//! order (deterministic, see [`super::super::flow`]). Per topic: every pair member keeps, for
+//! each mask, the lowest-numbered of its keepable claims of that mask, as many as its keep
+//! edge carries; the partitions not kept, by group (masks ascending, the free node last),
+//! ascending, go to the racks in the amounts the flow sends, each rack taking from each group
+//! in turn its lowest ones; a rack's partitions, ascending, fill its members in id order, each
+//! as many as the flow brings it (f_t plus its extra, or its pool edge's units).
+//!
+//! # Complexity
+//!
+//! Per topic: groups + racks + 1 + (members with keepable claims) nodes; groups·racks +
+//! racks + n + 3·(pair members) + Σ (distinct masks of a member's claims) edges; plus n + 2
+//! nodes and 2n + 1 edges for the members. Costs are 0 or −1, so the solver runs few phases.
+//! The deal is O(P_t + claims_t + racks·groups) per topic. No partition × member product is
+//! built.
+
+use super::super::flow::Network;
+use super::Context;
+
+/// One topic of the network and, once solved, how it is dealt.
+struct TopicFlow {
+    /// Index of the topic in `comp.topics`.
+    index: usize,
+    topic: u32,
+    floor: u32,
+    /// Distinct non-zero masks of the topic's partitions, ascending, with their counts.
+    groups: Vec<(u64, u64)>,
+    /// Partitions of mask 0.
+    free: u64,
+    /// (local member, mask, keepable claims of that mask), ascending.
+    claims: Vec<(u32, u64, u64)>,
+    /// Per claim entry: its keep edge.
+    keep_edge: Vec<usize>,
+    /// Per claim entry, once solved: the units its keep edge carries.
+    kept: Vec<u64>,
+    /// Per local member: the edge bringing its partitions from the pool (pair members) or its
+    /// extra edge (others), if any; once solved, read into `takes`.
+    pool_edge: Vec<Option<usize>>,
+    /// Per local member and once solved: partitions taken from its rack's pool.
+    takes: Vec<u64>,
+    /// (group, rack, edge) of each edge from a group (the free node as group `groups.len()`)
+    /// to a rack; once solved, `amount` holds the units.
+    to_rack: Vec<(usize, usize, usize)>,
+    /// Units from group g to rack r, at `g * racks + r`.
+    amount: Vec<u64>,
+}
+
+/// Assigns the component as the network of the module docs says, appending to `lists`;
+/// `false`, with `lists` as they were, when some member runs in no rack or the network has
+/// no flow of full value (or, which conservation rules out, the deal does not add up).
+/// With `ignore_keeps` (a planted fault for tests) keep edges cost nothing.
+pub(super) fn assign(
+    ctx: &Context<'_, '_>,
+    member_bit: &[u64],
+    lists: &mut [Vec<(u32, i32)>],
+    ignore_keeps: bool,
+) -> bool {
+    let comp = ctx.comp;
+    let n = comp.members.len();
+    if n == 0 || member_bit.contains(&0) {
+        return false;
+    }
+    let racks = ctx.racks;
+    let rack_of = |lm: usize| member_bit[lm].trailing_zeros() as usize;
+    let mut plans: Vec<TopicFlow> = Vec::with_capacity(comp.topics.len());
+    let mut total_extras = 0u64;
+    let mut supply_total = 0u64;
+    for (index, &t) in comp.topics.iter().enumerate() {
+        let masks = ctx.topic_masks(index, t);
+        if masks.is_empty() {
+            continue;
+        }
+        total_extras += (masks.len() % n) as u64;
+        supply_total += masks.len() as u64;
+        let mut groups: Vec<(u64, u64)> = Vec::new();
+        let mut free = 0u64;
+        for &mask in masks {
+            if mask == 0 {
+                free += 1;
+                continue;
+            }
+            match groups.binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => groups[g].1 += 1,
+                Err(g) => groups.insert(g, (mask, 1)),
+            }
+        }
+        let mut pairs: Vec<(u32, u64)> = ctx.keepable[t as usize]
+            .iter()
+            .map(|&(p, m)| (ctx.index.get(comp, m) as u32, masks[p as usize]))
+            .collect();
+        pairs.sort_unstable();
+        let mut claims: Vec<(u32, u64, u64)> = Vec::new();
+        for (lm, mask) in pairs {
+            match claims.last_mut() {
+                Some(last) if last.0 == lm && last.1 == mask => last.2 += 1,
+                _ => claims.push((lm, mask, 1)),
+            }
+        }
+        plans.push(TopicFlow {
+            index,
+            topic: t,
+            floor: (masks.len() / n) as u32,
+            groups,
+            free,
+            claims,
+            keep_edge: Vec::new(),
+            kept: Vec::new(),
+            pool_edge: vec![None; n],
+            takes: vec![0; n],
+            to_rack: Vec::new(),
+            amount: Vec::new(),
+        });
+    }
+    let q = total_extras / n as u64;
+    let s = total_extras % n as u64;
+
+    // Node numbers rise along every edge (the solver's cold start needs a DAG in order): per
+    // topic its groups, the free node, its racks, then its pair nodes; then members, Z, sink.
+    let mut blocks = Vec::with_capacity(plans.len());
+    let mut next = 1u64;
+    for plan in &plans {
+        blocks.push(next);
+        let pairs = distinct_members(&plan.claims);
+        next += (plan.groups.len() + 1 + racks + pairs) as u64;
+    }
+    let Ok(member_base) = u32::try_from(next) else {
+        return false;
+    };
+    let Some(z) = member_base.checked_add(n as u32) else {
+        return false;
+    };
+    let sink = z + 1;
+    let source = 0u32;
+    let mut net = Network::new(sink as usize + 1);
+    let keep_cost = if ignore_keeps { [0; 4] } else { [0, 0, 0, -1] };
+    for (plan, &block) in plans.iter_mut().zip(&blocks) {
+        let block = block as u32;
+        let k = plan.groups.len();
+        let free = block + k as u32;
+        let rack = |r: usize| free + 1 + r as u32;
+        let floor = u64::from(plan.floor);
+        let count = plan.groups.iter().map(|g| g.1).sum::<u64>() + plan.free;
+        let has_extra = count % n as u64 > 0;
+        for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
+            let Some(c) = cap(supply) else { return false };
+            net.edge(source, block + g as u32, c, [0; 4]);
+            let mut bits = mask;
+            while bits != 0 {
+                let r = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let id = net.edge(block + g as u32, rack(r), c, [0; 4]);
+                plan.to_rack.push((g, r, id));
+            }
+        }
+        if plan.free > 0 {
+            let Some(c) = cap(plan.free) else {
+                return false;
+            };
+            net.edge(source, free, c, [0; 4]);
+            for r in 0..racks {
+                let id = net.edge(free, rack(r), c, [0; 4]);
+                plan.to_rack.push((k, r, id));
+            }
+        }
+        // Floors of the members with no pair node, per rack.
+        let mut plain = vec![0u64; racks];
+        let mut next_claim = 0usize;
+        let mut pair = rack(racks);
+        for lm in 0..n {
+            let into = member_base + lm as u32;
+            let pool = rack(rack_of(lm));
+            if plan.claims.get(next_claim).is_none_or(|x| x.0 != lm as u32) {
+                plain[rack_of(lm)] += 1;
+                if has_extra {
+                    plan.pool_edge[lm] = Some(net.edge(pool, into, 1, [0; 4]));
+                }
+                continue;
+            }
+            let Some(c) = cap(floor + 1) else {
+                return false;
+            };
+            plan.pool_edge[lm] = Some(net.edge(pool, pair, c, [0; 4]));
+            while let Some(&(_, mask, count)) =
+                plan.claims.get(next_claim).filter(|x| x.0 == lm as u32)
+            {
+                next_claim += 1;
+                let from = if mask == 0 {
+                    free
+                } else {
+                    match plan.groups.binary_search_by_key(&mask, |g| g.0) {
+                        Ok(g) => block + g as u32,
+                        Err(_) => return false,
+                    }
+                };
+                let Some(c) = cap(count) else { return false };
+                plan.keep_edge.push(net.edge(from, pair, c, keep_cost));
+            }
+            if floor > 0 {
+                let Some(c) = cap(floor) else { return false };
+                net.edge(pair, sink, c, [0; 4]);
+            }
+            if has_extra {
+                net.edge(pair, into, 1, [0; 4]);
+            }
+            pair += 1;
+        }
+        for (r, &count) in plain.iter().enumerate() {
+            if floor > 0 && count > 0 {
+                let Some(c) = cap(floor * count) else {
+                    return false;
+                };
+                net.edge(rack(r), sink, c, [0; 4]);
+            }
+        }
+    }
+    for lm in 0..n as u32 {
+        if q > 0 {
+            let Some(c) = cap(q) else { return false };
+            net.edge(member_base + lm, sink, c, [0; 4]);
+        }
+        if s > 0 {
+            net.edge(member_base + lm, z, 1, [0; 4]);
+        }
+    }
+    if s > 0 {
+        let Some(c) = cap(s) else { return false };
+        net.edge(z, sink, c, [0; 4]);
+    }
+    let value = net.solve(source, sink);
+    if u64::try_from(value).ok() != Some(supply_total) {
+        return false;
+    }
+    for plan in &mut plans {
+        let floor = u64::from(plan.floor);
+        let mut claims = plan.claims.iter().peekable();
+        for lm in 0..n {
+            let units = plan.pool_edge[lm].map_or(0, |id| net.flow(id) as u64);
+            plan.takes[lm] = if claims.peek().is_some_and(|c| c.0 == lm as u32) {
+                while claims.next_if(|c| c.0 == lm as u32).is_some() {}
+                units
+            } else {
+                floor + units
+            };
+        }
+        plan.kept = plan
+            .keep_edge
+            .iter()
+            .map(|&id| net.flow(id) as u64)
+            .collect();
+        plan.amount = vec![0; (plan.groups.len() + 1) * racks];
+        for &(g, r, id) in &plan.to_rack {
+            plan.amount[g * racks + r] = net.flow(id) as u64;
+        }
+    }
+    let before: Vec<usize> = comp
+        .members
+        .iter()
+        .map(|&m| lists[m as usize].len())
+        .collect();
+    for plan in &plans {
+        if !deal(ctx, plan, lists) {
+            for (&m, &len) in comp.members.iter().zip(&before) {
+                lists[m as usize].truncate(len);
+            }
+            return false;
+        }
+    }
+    #[cfg(test)]
+    tally::add();
+    true
+}
+
+/// Deals one solved topic as the tie rule of the module docs says; `false` if the flow's
+/// counts do not add up (conservation rules it out).
+fn deal(ctx: &Context<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> bool {
+    let (comp, t) = (ctx.comp, plan.topic);
+    let masks = ctx.topic_masks(plan.index, t);
+    let racks = ctx.racks;
+    let mut taken = vec![false; masks.len()];
+    // Units each claim entry still keeps.
+    let mut left: Vec<u64> = plan.kept.clone();
+    for &(p, m) in &ctx.keepable[t as usize] {
+        let lm = ctx.index.get(comp, m) as u32;
+        let mask = masks[p as usize];
+        if let Ok(e) = plan
+            .claims
+            .binary_search_by_key(&(lm, mask), |c| (c.0, c.1))
+            && left[e] > 0
+        {
+            left[e] -= 1;
+            taken[p as usize] = true;
+            lists[m as usize].push((t, p));
+        }
+    }
+    if left.iter().any(|&x| x > 0) {
+        return false;
+    }
+    let k = plan.groups.len();
+    let mut groups: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
+    for (p, &mask) in masks.iter().enumerate() {
+        if taken[p] {
+            continue;
+        }
+        let g = if mask == 0 {
+            k
+        } else {
+            match plan.groups.binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => g,
+                Err(_) => return false,
+            }
+        };
+        groups[g].push(p as i32);
+    }
+    let mut next = vec![0usize; k + 1];
+    let mut bucket: Vec<i32> = Vec::new();
+    for (r, members) in ctx.rack_members.iter().enumerate() {
+        bucket.clear();
+        for (g, group) in groups.iter().enumerate() {
+            let amount = plan.amount[g * racks + r] as usize;
+            let Some(slice) = group.get(next[g]..next[g] + amount) else {
+                return false;
+            };
+            bucket.extend_from_slice(slice);
+            next[g] += amount;
+        }
+        bucket.sort_unstable();
+        let mut from = bucket.iter();
+        for &lm in members {
+            let list = &mut lists[comp.members[lm as usize] as usize];
+            let want = plan.takes[lm as usize] as usize;
+            let before = from.len();
+            list.extend(from.by_ref().take(want).map(|&p| (t, p)));
+            if before - from.len() != want {
+                return false;
+            }
+        }
+        if from.next().is_some() {
+            return false;
+        }
+    }
+    next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+}
+
+/// How many distinct members `claims` (ascending by member) names.
+fn distinct_members(claims: &[(u32, u64, u64)]) -> usize {
+    claims
+        .iter()
+        .enumerate()
+        .filter(|&(i, x)| i == 0 || claims[i - 1].0 != x.0)
+        .count()
+}
+
+/// An edge capacity, or `None` beyond `i32` (the path then declines).
+fn cap(units: u64) -> Option<i32> {
+    i32::try_from(units).ok()
+}
+
+/// Test-only count of components assigned by this network on the current thread.
+#[cfg(test)]
+pub(crate) mod tally {
+    use std::cell::Cell;
+
+    thread_local! {
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Counts one component assigned.
+    pub(super) fn add() {
+        COUNT.with(|c| c.set(c.get() + 1));
+    }
+
+    /// Components assigned so far on this thread.
+    pub(crate) fn get() -> usize {
+        COUNT.with(Cell::get)
+    }
+}

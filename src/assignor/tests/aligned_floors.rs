@@ -1,0 +1,234 @@
+//! Tests of the exact rack-aware flow with floors (`aligned/floors.rs`), the last construction
+//! of the rack-aware path: it runs on racked bucket and homogeneous joins and leaves where the
+//! flow of extras could not be certified, its results have the class flow's objective values
+//! (brute force on small groups), do not depend on input order, and a planted fault (keeps
+//! ignored) is caught.
+
+use super::super::aligned::{Variant, floors_tally, keep_all_tally, tally};
+use super::super::claims::previous_owners;
+use super::super::problem::Problem;
+use super::super::uniform::assign_with;
+use super::super::*;
+use super::aligned::{random_racked, with_variant};
+use super::aligned_flow::bench_like;
+use super::homogeneous::small_enough;
+use super::oracle::{Rng, brute_force, checked_against_flow, permuted, score, worse_caught};
+
+/// A bench-like group whose topics have more partitions than members (f_t > 0), one member
+/// joined or left: the shape on which keeping the lowest claims first fails.
+fn with_floors(rng: &mut Rng, case: usize) -> GroupSpec {
+    loop {
+        let spec = bench_like(rng, 24, 6, 1 + case / 2 % 3, case.is_multiple_of(2));
+        let n = spec.members.len() as i64;
+        if spec.topics.iter().any(|t| t.partitions > n) {
+            return spec;
+        }
+    }
+}
+
+#[test]
+fn floors_results_equal_the_flow_on_benchmark_like_groups() {
+    let mut rng = Rng(97);
+    let before = floors_tally::get();
+    for case in 0..300 {
+        let spec = with_floors(&mut rng, case);
+        checked_against_flow(case, &spec);
+    }
+    let ran = floors_tally::get() - before;
+    println!("benchmark-like groups with floors: the flow with floors assigned {ran} components");
+    assert!(
+        ran >= 20,
+        "the flow with floors ran on {ran} components only"
+    );
+}
+
+#[test]
+fn floors_results_are_optimal_on_small_groups() {
+    let mut rng = Rng(101);
+    let before = floors_tally::get();
+    let mut checked = 0;
+    while checked < 600 {
+        let spec = if checked % 2 == 0 {
+            bench_like(&mut rng, 6, 3, 1, checked % 4 == 0)
+        } else {
+            random_racked(&mut rng, 4, 3, 1 + checked as u64 % 4 / 2)
+        };
+        if !small_enough(&spec, 5_000.0) {
+            continue;
+        }
+        checked += 1;
+        let fast = UniformV2.assign(&spec).unwrap();
+        assert_eq!(
+            score(&spec, &fast),
+            Some(brute_force(&spec)),
+            "{}",
+            spec.to_json()
+        );
+    }
+    let ran = floors_tally::get() - before;
+    println!("small groups: the flow with floors assigned {ran} components");
+    assert!(
+        ran >= 5,
+        "the flow with floors ran on {ran} components only"
+    );
+}
+
+#[test]
+fn input_order_does_not_change_the_floors_result() {
+    let mut rng = Rng(103);
+    let before = floors_tally::get();
+    for case in 0..150 {
+        let spec = with_floors(&mut rng, case);
+        let permuted = permuted(&mut rng, &spec);
+        assert_eq!(
+            UniformV2.assign(&spec).unwrap(),
+            UniformV2.assign(&permuted).unwrap(),
+            "case {case}"
+        );
+    }
+    let ran = floors_tally::get() - before;
+    assert!(
+        ran >= 10,
+        "the flow with floors ran on {ran} components only"
+    );
+}
+
+#[test]
+fn floors_ignoring_keeps_is_caught() {
+    // The planted variant runs the flow with floors wherever the repaired greedy's deal does
+    // not fit, with keep edges at no cost: still valid, spread, balanced and aligned, so only
+    // stickiness can show it. Both oracles must see it.
+    let mut rng = Rng(107);
+    let (mut wrong, mut tried) = (0, 0);
+    for case in 0..300 {
+        let spec = with_floors(&mut rng, case);
+        let Some(variant) = with_variant(&spec, Variant::FloorsIgnoreKeeps) else {
+            continue;
+        };
+        tried += 1;
+        let got = score(&spec, &variant);
+        assert!(
+            got.is_some(),
+            "the variant must stay valid: {}",
+            spec.to_json()
+        );
+        if got != score(&spec, &assign_with(&spec, false).unwrap()) {
+            wrong += 1;
+        }
+    }
+    println!("floors ignoring keeps: {wrong} of {tried} worse than the flow");
+    assert!(wrong > 10, "only {wrong} of {tried} caught");
+    let caught = worse_caught(
+        &mut rng,
+        300,
+        &mut |rng| {
+            let join = rng.below(2) == 0;
+            bench_like(rng, 6, 3, 1, join)
+        },
+        &|spec| with_variant(spec, Variant::FloorsIgnoreKeeps),
+    );
+    assert!(
+        caught > 3,
+        "only {caught} worse results caught by the brute force"
+    );
+}
+
+#[test]
+fn a_final_refusal_leads_to_the_exact_flows() {
+    // On racked components of 16 members or more the repair's first refusal ends the
+    // greedy's attempts; the exact flows after it must still give the class flow's objective
+    // values.
+    let mut rng = Rng(109);
+    let before = tally::gave_up();
+    let mut checked = 0;
+    while checked < 150 {
+        let spec = bench_like(&mut rng, 40, 8, 1, checked % 2 == 0);
+        if spec.members.len() < 16 {
+            continue;
+        }
+        checked += 1;
+        checked_against_flow(checked, &spec);
+    }
+    let gave_up = tally::gave_up() - before;
+    println!("large benchmark-like groups: {gave_up} repairs gave up at their first refusal");
+    assert!(gave_up >= 5, "only {gave_up} final refusals");
+}
+
+/// Alignable partitions and keepable claims of a spec whose members form one homogeneous
+/// component (every member subscribes to every topic), from the definitions.
+fn alignable_and_keepable(spec: &GroupSpec) -> (i64, i64) {
+    let problem = Problem::new(spec);
+    let owners = previous_owners(&problem);
+    let racks: Vec<&str> = spec
+        .members
+        .iter()
+        .filter_map(|m| m.rack.as_deref())
+        .collect();
+    let (mut alignable, mut keepable) = (0, 0);
+    for (ti, t) in problem.topics.iter().enumerate() {
+        let Some(replicas) = &t.replica_racks else {
+            continue;
+        };
+        let can = |p: usize| replicas[p].iter().any(|r| racks.contains(&r.as_str()));
+        alignable += (0..t.partitions as usize).filter(|&p| can(p)).count() as i64;
+        keepable += owners[ti]
+            .iter()
+            .filter(|&&(p, m)| {
+                let rack = problem.members[m as usize].rack.as_deref();
+                !can(p as usize)
+                    || rack.is_some_and(|r| replicas[p as usize].iter().any(|x| x == r))
+            })
+            .count() as i64;
+    }
+    (alignable, keepable)
+}
+
+/// How many of the groups on which the keep-all test answered "impossible" the class flow
+/// shows to be wrong (its optimum aligns every alignable partition and keeps every keepable
+/// claim), and on how many it answered; with the planted fault when `planted`.
+fn keep_all_verdicts(planted: bool) -> (usize, usize) {
+    let mut rng = Rng(113);
+    let (mut wrong, mut verdicts, mut checked) = (0, 0, 0);
+    keep_all_tally::plant(planted);
+    while checked < 200 {
+        let spec = bench_like(&mut rng, 40, 6, 1, checked % 4 == 0);
+        let n = spec.members.len() as i64;
+        if n < 16 || spec.topics.iter().any(|t| t.partitions >= n) {
+            continue;
+        }
+        checked += 1;
+        let before = keep_all_tally::get();
+        let fast = UniformV2.assign(&spec).unwrap();
+        if keep_all_tally::get() == before {
+            continue;
+        }
+        verdicts += 1;
+        let flow = assign_with(&spec, false).unwrap();
+        let best = score(&spec, &flow).unwrap();
+        assert_eq!(score(&spec, &fast), Some(best), "{}", spec.to_json());
+        let (alignable, keepable) = alignable_and_keepable(&spec);
+        if best.1 == alignable && best.2 == keepable {
+            wrong += 1;
+        }
+    }
+    keep_all_tally::plant(false);
+    (wrong, verdicts)
+}
+
+#[test]
+fn keeping_every_claim_is_impossible_where_the_test_says_so() {
+    // Where the keep-all test answers "impossible" the greedy is skipped; the answer must be
+    // right (the class flow's optimum keeps fewer claims, or aligns fewer partitions), and
+    // the exact flow's result must have the class flow's objective values.
+    let (wrong, verdicts) = keep_all_verdicts(false);
+    println!("keep-all test: {verdicts} verdicts of impossible, {wrong} wrong");
+    assert!(verdicts >= 5, "only {verdicts} verdicts");
+    assert_eq!(wrong, 0);
+    // Planted: answering "impossible" without solving is caught by the same check.
+    let (wrong, verdicts) = keep_all_verdicts(true);
+    println!("planted keep-all test: {verdicts} verdicts, {wrong} wrong");
+    assert!(
+        wrong > 5,
+        "only {wrong} of {verdicts} wrong verdicts caught"
+    );
+}
