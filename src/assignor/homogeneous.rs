@@ -374,20 +374,31 @@ fn topic_extras(
             continue;
         }
         total_extras += u64::from(extra);
-        for &(_, m) in &owners[t as usize] {
+        let claims = &owners[t as usize];
+        // A member gains once its count passes the floor: it is listed then, once. With a
+        // floor of 0 every owner gains, so the gaining members are the ones to reset.
+        let mut gaining: Vec<u32> = Vec::with_capacity(if floor == 0 {
+            claims.len().min(n)
+        } else {
+            0
+        });
+        for &(_, m) in claims {
             let lm = local(m);
-            if count[lm as usize] == 0 {
+            let c = &mut count[lm as usize];
+            if *c == 0 && floor > 0 {
                 touched.push(lm);
             }
-            count[lm as usize] += 1;
+            *c += 1;
+            if *c == floor + 1 {
+                gaining.push(lm);
+            }
         }
-        let mut gaining: Vec<u32> = touched
-            .iter()
-            .copied()
-            .filter(|&lm| count[lm as usize] > floor)
-            .collect();
-        gaining.sort_unstable();
-        for &lm in &touched {
+        // Owners come by partition; after a balanced deal they usually come by member too.
+        if !gaining.is_sorted() {
+            gaining.sort_unstable();
+        }
+        let reset = if floor == 0 { &gaining } else { &touched };
+        for &lm in reset {
             count[lm as usize] = 0;
         }
         touched.clear();
