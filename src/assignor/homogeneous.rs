@@ -377,11 +377,8 @@ fn topic_extras(
         let claims = &owners[t as usize];
         // A member gains once its count passes the floor: it is listed then, once. With a
         // floor of 0 every owner gains, so the gaining members are the ones to reset.
-        let mut gaining: Vec<u32> = Vec::with_capacity(if floor == 0 {
-            claims.len().min(n)
-        } else {
-            0
-        });
+        let mut gaining: Vec<u32> =
+            Vec::with_capacity(if floor == 0 { claims.len().min(n) } else { 0 });
         for &(_, m) in claims {
             let lm = local(m);
             let c = &mut count[lm as usize];

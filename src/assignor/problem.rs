@@ -2,11 +2,10 @@
 //! by id, topics sorted by name, subscriptions deduplicated and restricted to existing topics.
 //! Working on this form, never on the input order, is what makes the assignors deterministic.
 
+use rustc_hash::FxHashMap;
+
 use super::{Assignment, GroupSpec, MemberSpec, TopicSpec};
 use crate::ids::MemberId;
-use names::NameIndex;
-
-mod names;
 
 /// A spec in canonical order, with indices in place of names.
 pub(crate) struct Problem<'a> {
@@ -19,7 +18,7 @@ pub(crate) struct Problem<'a> {
     /// For every member, the indices of the existing topics it subscribes to, ascending.
     pub subscriptions: Vec<Vec<u32>>,
     /// Topic name → index: only looked up, never iterated, so its order cannot leak.
-    topic_ids: NameIndex<'a>,
+    topic_ids: FxHashMap<&'a str, u32>,
 }
 
 impl<'a> Problem<'a> {
@@ -29,14 +28,19 @@ impl<'a> Problem<'a> {
         members.sort_by(|a, b| a.id.cmp(&b.id));
         let mut topics: Vec<&TopicSpec> = spec.topics.iter().collect();
         topics.sort_by(|a, b| a.name.cmp(&b.name));
-        let topic_ids = NameIndex::new(topics.iter().map(|t| t.name.as_str()));
         let mut problem = Problem {
             members,
             topics,
             subscribers: Vec::new(),
             subscriptions: Vec::new(),
-            topic_ids,
+            topic_ids: FxHashMap::default(),
         };
+        problem.topic_ids = problem
+            .topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i as u32))
+            .collect();
         let mut counts = vec![0usize; problem.topics.len()];
         let mut subscriptions = Vec::with_capacity(problem.members.len());
         // Members often subscribe to the very same list as the member before them (identical
@@ -79,7 +83,7 @@ impl<'a> Problem<'a> {
 
     /// The index of the topic named `name`, if it exists.
     pub fn topic_index(&self, name: &str) -> Option<u32> {
-        self.topic_ids.get(name)
+        self.topic_ids.get(name).copied()
     }
 
     /// Topic `t`'s partition count (validated to fit in `0..=2^24`).

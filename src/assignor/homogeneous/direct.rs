@@ -249,7 +249,11 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     // leaves `placed` false, and then the count does not matter).
     #[cfg(test)]
     if placed {
-        assert_eq!(used, used_gaining(topics, n), "running count of gaining cells");
+        assert_eq!(
+            used,
+            used_gaining(topics, n),
+            "running count of gaining cells"
+        );
     }
     #[cfg(test)]
     let bound = if SKIP_BOUND_CHECK.get() { used } else { bound };
