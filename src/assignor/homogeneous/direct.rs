@@ -39,22 +39,11 @@ thread_local! {
 /// Fills every `chosen` with a valid y meeting the upper bound (column sums r_t, row sums q or
 /// q + 1) and returns true, or leaves every `chosen` empty and returns false.
 pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
-    // Member → its gaining topics (positions in `topics`, ascending), as one flat table.
-    let mut start = vec![0usize; n + 1];
+    // How many gaining topics each member has.
+    let mut count = vec![0u32; n];
     for x in topics.iter() {
         for &lm in &x.gaining {
-            start[lm as usize + 1] += 1;
-        }
-    }
-    for lm in 0..n {
-        start[lm + 1] += start[lm];
-    }
-    let mut fill = start.clone();
-    let mut gaining_of = vec![0u32; start[n]];
-    for (i, x) in topics.iter().enumerate() {
-        for &lm in &x.gaining {
-            gaining_of[fill[lm as usize]] = i as u32;
-            fill[lm as usize] += 1;
+            count[lm as usize] += 1;
         }
     }
 
@@ -64,17 +53,16 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         .iter()
         .map(|x| u64::from(x.extra.min(x.gaining.len() as u32)))
         .sum();
-    let counts = (0..n).map(|lm| (start[lm + 1] - start[lm]) as u64);
-    let over = counts.clone().filter(|&c| c > u64::from(q)).count() as u64;
-    let bound_members = counts.map(|c| c.min(u64::from(q))).sum::<u64>() + over.min(u64::from(s));
+    let over = count.iter().filter(|&&c| c > q).count() as u64;
+    let bound_members =
+        count.iter().map(|&c| u64::from(c.min(q))).sum::<u64>() + over.min(u64::from(s));
     let bound = bound_topics.min(bound_members);
 
     // 1. Keep: which gaining cells each over-cap member leaves out.
-    let mut plus = s;
+    #[cfg(not(test))]
+    let plus = s;
     #[cfg(test)]
-    if SKIP_BOUND_CHECK.get() {
-        plus = 0;
-    }
+    let plus = if SKIP_BOUND_CHECK.get() { 0 } else { s };
     // Per topic, the extras no kept cell takes so far: r_t − g_t, plus one per cell left out.
     let mut free: Vec<i64> = topics
         .iter()
@@ -82,58 +70,26 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         .collect();
     // (topic position, member) pairs left out.
     let mut dropped: Vec<(u32, u32)> = Vec::new();
-    // A topic with more gaining members than extras leaves the surplus out first, from the
-    // members with the most gaining topics (ties: lower id), those likeliest over their cap.
-    let mut count: Vec<u32> = (0..n)
-        .map(|lm| (start[lm + 1] - start[lm]) as u32)
-        .collect();
-    let mut out = vec![false; gaining_of.len()];
-    let mut order: Vec<u32> = Vec::new();
-    for (i, x) in topics.iter().enumerate() {
-        let surplus = x.gaining.len().saturating_sub(x.extra as usize);
-        if surplus == 0 {
-            continue;
-        }
-        order.clear();
-        order.extend_from_slice(&x.gaining);
-        order.sort_unstable_by_key(|&lm| (std::cmp::Reverse(count[lm as usize]), lm));
-        for &lm in &order[..surplus] {
-            let cells = &gaining_of[start[lm as usize]..start[lm as usize + 1]];
-            if let Ok(k) = cells.binary_search(&(i as u32)) {
-                out[start[lm as usize] + k] = true;
-                count[lm as usize] -= 1;
-                free[i] += 1;
-                dropped.push((i as u32, lm));
-            }
-        }
-    }
+    // Something is left out only when a topic has more gaining members than extras, or a
+    // member more gaining topics than its cap (q + 1 for the first `plus` above q, else q).
+    // Otherwise (leaves, unchanged groups) every gaining cell is kept and the table of each
+    // member's gaining topics is not needed.
+    let surplus_topic = topics.iter().any(|x| x.gaining.len() > x.extra as usize);
+    let over_cap = over > u64::from(plus) || count.iter().any(|&c| c > q + 1);
     let mut received = vec![0u32; n];
-    let mut mine: Vec<u32> = Vec::new();
-    for lm in 0..n {
-        let count = count[lm];
-        let cap = if count > q && plus > 0 {
-            plus -= 1;
-            q + 1
-        } else {
-            q
-        };
-        received[lm] = count.min(cap);
-        if count > cap {
-            // Each of its drops is a distinct topic, so the counts of the others do not move
-            // while this member chooses: one ordering decides all of them.
-            mine.clear();
-            mine.extend(
-                (start[lm]..start[lm + 1])
-                    .filter(|&k| !out[k])
-                    .map(|k| gaining_of[k]),
-            );
-            let k = (count - cap) as usize;
-            mine.select_nth_unstable_by_key(k - 1, |&i| (free[i as usize], i));
-            mine[..k].sort_unstable();
-            for &i in &mine[..k] {
-                free[i as usize] += 1;
-                dropped.push((i, lm as u32));
-            }
+    if surplus_topic || over_cap {
+        leave_out(
+            topics,
+            &mut count,
+            plus,
+            q,
+            &mut free,
+            &mut dropped,
+            &mut received,
+        );
+    } else {
+        for (got, &c) in received.iter_mut().zip(&count) {
+            *got = c;
         }
     }
     dropped.sort_unstable();
@@ -264,6 +220,84 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         x.chosen.clear();
     }
     false
+}
+
+/// Step 1 when something must be left out: fills `received` with each member's kept gaining
+/// cells and `dropped` with the (topic position, member) cells left out, updating `count`
+/// and `free` (see [`direct_extras`]).
+fn leave_out(
+    topics: &[TopicExtras],
+    count: &mut [u32],
+    mut plus: u32,
+    q: u32,
+    free: &mut [i64],
+    dropped: &mut Vec<(u32, u32)>,
+    received: &mut [u32],
+) {
+    let n = count.len();
+    // Member → its gaining topics (positions in `topics`, ascending), as one flat table.
+    let mut start = vec![0usize; n + 1];
+    for lm in 0..n {
+        start[lm + 1] = start[lm] + count[lm] as usize;
+    }
+    let mut fill = start.clone();
+    let mut gaining_of = vec![0u32; start[n]];
+    for (i, x) in topics.iter().enumerate() {
+        for &lm in &x.gaining {
+            gaining_of[fill[lm as usize]] = i as u32;
+            fill[lm as usize] += 1;
+        }
+    }
+    // A topic with more gaining members than extras leaves the surplus out first, from the
+    // members with the most gaining topics (ties: lower id), those likeliest over their cap.
+    let mut out = vec![false; gaining_of.len()];
+    let mut order: Vec<u32> = Vec::new();
+    for (i, x) in topics.iter().enumerate() {
+        let surplus = x.gaining.len().saturating_sub(x.extra as usize);
+        if surplus == 0 {
+            continue;
+        }
+        order.clear();
+        order.extend_from_slice(&x.gaining);
+        order.sort_unstable_by_key(|&lm| (std::cmp::Reverse(count[lm as usize]), lm));
+        for &lm in &order[..surplus] {
+            let cells = &gaining_of[start[lm as usize]..start[lm as usize + 1]];
+            if let Ok(k) = cells.binary_search(&(i as u32)) {
+                out[start[lm as usize] + k] = true;
+                count[lm as usize] -= 1;
+                free[i] += 1;
+                dropped.push((i as u32, lm));
+            }
+        }
+    }
+    let mut mine: Vec<u32> = Vec::new();
+    for lm in 0..n {
+        let count = count[lm];
+        let cap = if count > q && plus > 0 {
+            plus -= 1;
+            q + 1
+        } else {
+            q
+        };
+        received[lm] = count.min(cap);
+        if count > cap {
+            // Each of its drops is a distinct topic, so the counts of the others do not move
+            // while this member chooses: one ordering decides all of them.
+            mine.clear();
+            mine.extend(
+                (start[lm]..start[lm + 1])
+                    .filter(|&k| !out[k])
+                    .map(|k| gaining_of[k]),
+            );
+            let k = (count - cap) as usize;
+            mine.select_nth_unstable_by_key(k - 1, |&i| (free[i as usize], i));
+            mine[..k].sort_unstable();
+            for &i in &mine[..k] {
+                free[i as usize] += 1;
+                dropped.push((i, lm as u32));
+            }
+        }
+    }
 }
 
 /// One exchange for a topic whose extras no member that may take one lacks: a member `giver`
