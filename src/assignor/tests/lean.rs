@@ -63,7 +63,7 @@ fn gaining_as_defined(spec: &GroupSpec) -> bool {
             let want: Vec<(u32, u32, Vec<u32>)> = comp
                 .topics
                 .iter()
-                .filter(|&&t| problem.partitions(t) % n != 0)
+                .filter(|&&t| !problem.partitions(t).is_multiple_of(n))
                 .map(|&t| {
                     let floor = problem.partitions(t) / n;
                     let gaining = (0..n)
