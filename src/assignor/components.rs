@@ -56,16 +56,18 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
 /// The components of `problem`, in order of their smallest topic index.
 pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
     let mut parent: Vec<u32> = (0..problem.topics.len() as u32).collect();
-    let mut previous: &[u32] = &[];
-    for subs in &problem.subscriptions {
-        // A member with the same topics as the one before it joins nothing new (homogeneous
-        // groups and buckets: most members), and a slice comparison is cheaper than a find
-        // per topic.
-        if subs.as_slice() == previous {
-            continue;
-        }
-        previous = subs;
+    // Per first topic, the last member whose topics start with it and were joined.
+    let mut joined: Vec<u32> = vec![u32::MAX; problem.topics.len()];
+    for (m, subs) in problem.subscriptions.iter().enumerate() {
+        // A member with the same topics as an earlier member with the same first topic joins
+        // nothing new (homogeneous groups and buckets, whose members alternate between a few
+        // lists: most members), and a slice comparison is cheaper than a find per topic.
         if let Some((&first, rest)) = subs.split_first() {
+            let last = joined[first as usize];
+            if last != u32::MAX && problem.subscriptions[last as usize] == *subs {
+                continue;
+            }
+            joined[first as usize] = m as u32;
             for &t in rest {
                 let a = find(&mut parent, first);
                 let b = find(&mut parent, t);
