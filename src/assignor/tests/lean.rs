@@ -3,7 +3,10 @@
 //! extras flow's proposed start (every gaining cell within the caps) is certified by the solver and
 //! leaves the objective values those of the class flow (and a proposal past them is refused).
 //! The direct construction's running count of gaining cells is checked against its
-//! definition inside the construction itself, in every test that reaches it.
+//! definition inside the construction itself, in every test that reaches it. The canonical
+//! form's shortcuts (a resolved subscription list reused for a recent member with the same
+//! list, a member skipped by the components when an earlier one had its list) leave the
+//! subscriptions and components as defined (and reuse on a partial match is caught).
 
 use super::super::claims::previous_owners;
 use super::super::components::components;
@@ -184,4 +187,152 @@ fn a_proposed_start_past_the_caps_is_refused_and_the_result_stays_optimal() {
     // Where a member holds more gaining cells than its cap, the proposal breaks a capacity
     // and the solver must refuse it (and still find an optimum: checked above).
     assert!(planted < clean, "every start past the caps was certified");
+}
+
+/// Members drawn from a pool of 12 subscription lists (more than `Problem::new` remembers),
+/// in random order, with repeated and unknown names, and lists that share their first name
+/// or their first topic but differ after it.
+fn pooled_lists(rng: &mut Rng) -> GroupSpec {
+    let names: Vec<String> = (0..10).map(|t| format!("T{t}")).collect();
+    let pool: Vec<Vec<String>> = (0..12)
+        .map(|i| {
+            let mut list: Vec<String> = names
+                .iter()
+                .filter(|_| rng.below(3) == 0)
+                .cloned()
+                .collect();
+            if rng.below(4) == 0 {
+                list.push("unknown".to_owned());
+            }
+            if let Some(first) = list.first().cloned()
+                && rng.below(4) == 0
+            {
+                list.push(first);
+            }
+            super::oracle::shuffle(rng, &mut list);
+            // Every other list starts with T0, so first names often match.
+            if i % 2 == 0 {
+                list.insert(0, "T0".to_owned());
+            }
+            list
+        })
+        .collect();
+    GroupSpec {
+        rack_aware: false,
+        topics: names.iter().map(|t| topic(t, 3)).collect(),
+        members: (0..1 + rng.below(40))
+            .map(|m| {
+                let list = &pool[rng.below(pool.len() as u64) as usize];
+                let subs: Vec<&str> = list.iter().map(String::as_str).collect();
+                member(&format!("M{:03}", rng.below(1000) * 100 + m), &subs)
+            })
+            .collect(),
+    }
+}
+
+/// Whether the canonical subscriptions and the components equal their definitions: each
+/// member's existing topics as sorted, distinct indices; the connected components of the
+/// member–topic graph, by smallest topic.
+fn canonical_as_defined(spec: &GroupSpec) -> bool {
+    let problem = Problem::new(spec);
+    let mut names: Vec<&str> = spec.topics.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    let mut members: Vec<&MemberSpec> = spec.members.iter().collect();
+    members.sort_by(|a, b| a.id.cmp(&b.id));
+    let subscriptions: Vec<Vec<u32>> = members
+        .iter()
+        .map(|m| {
+            let set: std::collections::BTreeSet<u32> = m
+                .subscriptions
+                .iter()
+                .filter_map(|s| names.iter().position(|n| n == s).map(|i| i as u32))
+                .collect();
+            set.into_iter().collect()
+        })
+        .collect();
+    if problem.subscriptions != subscriptions {
+        return false;
+    }
+    // Label propagation to a fixed point: each topic takes the smallest topic label among
+    // the topics of each of its subscribers.
+    let mut label: Vec<u32> = (0..names.len() as u32).collect();
+    loop {
+        let mut changed = false;
+        for subs in &subscriptions {
+            let Some(low) = subs.iter().map(|&t| label[t as usize]).min() else {
+                continue;
+            };
+            for &t in subs {
+                if label[t as usize] != low {
+                    label[t as usize] = low;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut want: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+    for t in 0..names.len() as u32 {
+        if label[t as usize] == t && subscriptions.iter().any(|s| s.contains(&t)) {
+            let topics = (0..names.len() as u32)
+                .filter(|&u| label[u as usize] == t && subscriptions.iter().any(|s| s.contains(&u)))
+                .collect();
+            let members = (0..subscriptions.len() as u32)
+                .filter(|&m| {
+                    subscriptions[m as usize]
+                        .first()
+                        .is_some_and(|&f| label[f as usize] == t)
+                })
+                .collect();
+            want.push((topics, members));
+        }
+    }
+    let got: Vec<(Vec<u32>, Vec<u32>)> = components(&problem)
+        .into_iter()
+        .map(|c| (c.topics, c.members))
+        .collect();
+    got == want
+}
+
+#[test]
+fn reused_subscription_lists_and_skipped_members_leave_the_canonical_form_as_defined() {
+    let mut rng = Rng(0xb0c);
+    for case in 0..200 {
+        let spec = pooled_lists(&mut rng);
+        assert!(
+            canonical_as_defined(&spec),
+            "case {case}: {}",
+            spec.to_json()
+        );
+    }
+}
+
+#[test]
+fn reusing_a_list_on_its_first_name_or_first_topic_alone_is_caught() {
+    let mut rng = Rng(0xb0c);
+    let specs: Vec<GroupSpec> = (0..200).map(|_| pooled_lists(&mut rng)).collect();
+    for (fault, name) in [
+        (
+            &super::super::problem::planted::FIRST_NAME_ONLY,
+            "first name",
+        ),
+        (
+            &super::super::components::planted::FIRST_TOPIC_ONLY,
+            "first topic",
+        ),
+    ] {
+        fault.set(true);
+        let caught = specs.iter().filter(|s| !canonical_as_defined(s)).count();
+        fault.set(false);
+        println!(
+            "reuse on the {name} alone caught in {caught} of {}",
+            specs.len()
+        );
+        assert!(
+            caught >= 50,
+            "reuse on the {name} alone: only {caught} caught"
+        );
+    }
 }
