@@ -44,16 +44,6 @@ impl Component {
     }
 }
 
-/// Faults a test may plant on its thread, to show the tests catch them.
-#[cfg(test)]
-pub(crate) mod planted {
-    thread_local! {
-        /// [`super::components`] skips a member when an earlier one had the same first
-        /// topic, whatever the rest of their lists.
-        pub(crate) static FIRST_TOPIC_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-}
-
 fn find(parent: &mut [u32], mut x: u32) -> u32 {
     while parent[x as usize] != x {
         let up = parent[parent[x as usize] as usize];
@@ -150,5 +140,15 @@ impl LocalIndex {
             LocalIndex::Dense(table) => table[m as usize] as usize,
             LocalIndex::Search => comp.members.partition_point(|&x| x < m),
         }
+    }
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::components`] skips a member when an earlier one had the same first
+        /// topic, whatever the rest of their lists.
+        pub(crate) static FIRST_TOPIC_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }

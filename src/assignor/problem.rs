@@ -7,16 +7,6 @@ use rustc_hash::FxHashMap;
 use super::{Assignment, GroupSpec, MemberSpec, TopicSpec};
 use crate::ids::MemberId;
 
-/// Faults a test may plant on its thread, to show the tests catch them.
-#[cfg(test)]
-pub(crate) mod planted {
-    thread_local! {
-        /// [`super::Problem::new`] reuses a recent member's resolved list when the first
-        /// names alone match.
-        pub(crate) static FIRST_NAME_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-}
-
 /// How many distinct recent subscription lists [`Problem::new`] remembers for reuse.
 const RECENT_LISTS: usize = 8;
 
@@ -128,5 +118,15 @@ impl<'a> Problem<'a> {
             (MemberId(self.members[m].id.clone()), list)
         });
         Assignment::from_sorted(&names, members, partitions)
+    }
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::Problem::new`] reuses a recent member's resolved list when the first
+        /// names alone match.
+        pub(crate) static FIRST_NAME_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
