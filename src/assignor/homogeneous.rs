@@ -375,36 +375,54 @@ fn topic_extras(
         }
         total_extras += u64::from(extra);
         let claims = &owners[t as usize];
-        // A member gains once its count passes the floor: it is listed then, once. With a
-        // floor of 0 every owner gains, so the gaining members are the ones to reset.
-        let mut gaining: Vec<u32> =
-            Vec::with_capacity(if floor == 0 { claims.len().min(n) } else { 0 });
-        for &(_, m) in claims {
-            let lm = local(m);
-            let c = &mut count[lm as usize];
-            if *c == 0 && floor > 0 {
-                touched.push(lm);
+        let mut gaining: Vec<u32>;
+        if floor == 0 {
+            // Every owner gains: listed at its first partition, and the counts (only "seen"
+            // flags here) are reset through the gaining members, with no list of the touched.
+            gaining = Vec::with_capacity(claims.len().min(n));
+            for &(_, m) in claims {
+                let lm = local(m);
+                let c = &mut count[lm as usize];
+                if *c == 0 {
+                    gaining.push(lm);
+                }
+                *c += 1;
             }
-            *c += 1;
-            if *c == floor + 1 {
-                gaining.push(lm);
+            // Owners come by partition; after a balanced deal they usually come by member too.
+            if !gaining.is_sorted() {
+                gaining.sort_unstable();
             }
-        }
-        // Owners come by partition; after a balanced deal they usually come by member too.
-        if !gaining.is_sorted() {
-            gaining.sort_unstable();
-        }
-        #[cfg(test)]
-        let floor = if planted::RESET_BY_GAINING.get() {
-            0
+            for &lm in &gaining {
+                count[lm as usize] = 0;
+            }
         } else {
-            floor
-        };
-        let reset = if floor == 0 { &gaining } else { &touched };
-        for &lm in reset {
-            count[lm as usize] = 0;
+            for &(_, m) in claims {
+                let lm = local(m);
+                if count[lm as usize] == 0 {
+                    touched.push(lm);
+                }
+                count[lm as usize] += 1;
+            }
+            gaining = touched
+                .iter()
+                .copied()
+                .filter(|&lm| count[lm as usize] > floor)
+                .collect();
+            gaining.sort_unstable();
+            // Owners that do not gain must be reset too.
+            #[cfg(test)]
+            let reset = if planted::RESET_BY_GAINING.get() {
+                &gaining
+            } else {
+                &touched
+            };
+            #[cfg(not(test))]
+            let reset = &touched;
+            for &lm in reset {
+                count[lm as usize] = 0;
+            }
+            touched.clear();
         }
-        touched.clear();
         topics.push(TopicExtras {
             topic: t,
             extra,
