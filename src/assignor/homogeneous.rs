@@ -61,8 +61,10 @@
 //! Among the optimal y, the one chosen is: the rotation when nothing gains (topics in name
 //! order, a cursor over members in id order), else (from [`DIRECT_MIN_MEMBERS`] members) the
 //! direct construction's when it meets the bound, else the greedy's when it meets the bound,
-//! else the solver's on the network built in topic-name then member-id order. All four
-//! read only the canonical [`Problem`] order. Partitions then go: each member keeps its own
+//! else the solver's on the network built in topic-name then member-id order (from
+//! [`DIRECT_MIN_MEMBERS`] members, started from every gaining cell within the caps, which the
+//! solver certifies: see `solve_extras`). All four read only the canonical [`Problem`]
+//! order. Partitions then go: each member keeps its own
 //! partitions of t up to c_tm, lowest numbers first; the others, in ascending number, fill
 //! the members with room in ascending id order. This may pick a different optimum than the
 //! general flow of [`super::uniform`] would; objectives 1–5 are equal.
