@@ -131,18 +131,32 @@ impl Assignment {
     /// Builds an assignment from members given ascending by id, each with its lists as
     /// `(topic index, partition)` pairs sorted by topic index, where topic indices number
     /// `names` (ascending and distinct) in order. Only the topics that occur are kept.
+    /// `partitions` is the total length of the lists (room reserved up front; any value is
+    /// correct).
     pub(crate) fn from_sorted(
         names: &[&str],
         members: impl Iterator<Item = (MemberId, Vec<(u32, i32)>)>,
+        partitions: usize,
     ) -> Assignment {
         let mut out = Assignment::default();
+        out.partitions.reserve_exact(partitions);
         let mut used = vec![u32::MAX; names.len()];
         for (id, list) in members {
-            for run in list.chunk_by(|a, b| a.0 == b.0) {
-                let t = run[0].0 as usize;
-                out.partitions.extend(run.iter().map(|&(_, p)| p));
-                out.runs.push((t as u32, out.partitions.len() as u32));
-                used[t] = 0;
+            // One element at a time rather than by runs: with spread, most runs are a single
+            // partition (a member's one partition of each of many topics).
+            let mut current = u32::MAX;
+            for &(t, p) in &list {
+                if t != current {
+                    if current != u32::MAX {
+                        out.runs.push((current, out.partitions.len() as u32));
+                    }
+                    current = t;
+                    used[t as usize] = 0;
+                }
+                out.partitions.push(p);
+            }
+            if current != u32::MAX {
+                out.runs.push((current, out.partitions.len() as u32));
             }
             debug_assert!(out.members.last().is_none_or(|(last, _)| *last < id));
             out.members.push((id, out.runs.len() as u32));
@@ -369,6 +383,7 @@ mod tests {
                 (MemberId::from("C"), vec![(1, 2)]),
             ]
             .into_iter(),
+            4,
         );
         let mut without_empty = sample();
         without_empty

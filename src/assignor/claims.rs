@@ -21,7 +21,6 @@ const TIED: u32 = u32::MAX - 1;
 /// second distinct member at that generation makes it a tie, whichever comes first (a
 /// member's claims all carry its one generation, so a member never ties with itself).
 pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
-    let mut claims: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     // Per claimed topic, lazily: for every partition, (generation, owner or UNCLAIMED/TIED).
     let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     let mut subscribed = vec![u32::MAX; problem.topics.len()];
@@ -57,13 +56,18 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
             }
         }
     }
-    for (t, slot) in slots.into_iter().enumerate() {
-        claims[t] = slot
-            .into_iter()
-            .enumerate()
-            .filter(|&(_, (_, owner))| owner != UNCLAIMED && owner != TIED)
-            .map(|(p, (_, owner))| (p as i32, owner))
-            .collect();
+    // Each topic's slots become its list in place: the list is never longer than the slots
+    // and entry p is written at or before position p, after slot p was read.
+    for slot in &mut slots {
+        let mut len = 0;
+        for p in 0..slot.len() {
+            let owner = slot[p].1;
+            if owner != UNCLAIMED && owner != TIED {
+                slot[len] = (p as i32, owner);
+                len += 1;
+            }
+        }
+        slot.truncate(len);
     }
-    claims
+    slots
 }

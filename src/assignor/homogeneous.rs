@@ -61,8 +61,10 @@
 //! Among the optimal y, the one chosen is: the rotation when nothing gains (topics in name
 //! order, a cursor over members in id order), else (from [`DIRECT_MIN_MEMBERS`] members) the
 //! direct construction's when it meets the bound, else the greedy's when it meets the bound,
-//! else the solver's on the network built in topic-name then member-id order. All four
-//! read only the canonical [`Problem`] order. Partitions then go: each member keeps its own
+//! else the solver's on the network built in topic-name then member-id order (from
+//! [`DIRECT_MIN_MEMBERS`] members, started from every gaining cell within the caps, which the
+//! solver certifies: see `solve_extras`). All four read only the canonical [`Problem`]
+//! order. Partitions then go: each member keeps its own
 //! partitions of t up to c_tm, lowest numbers first; the others, in ascending number, fill
 //! the members with room in ascending id order. This may pick a different optimum than the
 //! general flow of [`super::uniform`] would; objectives 1–5 are equal.
@@ -320,23 +322,55 @@ fn topic_extras(
             continue;
         }
         total_extras += u64::from(extra);
-        for &(_, m) in &owners[t as usize] {
-            let lm = local(m);
-            if count[lm as usize] == 0 {
-                touched.push(lm);
+        let claims = &owners[t as usize];
+        let mut gaining: Vec<u32>;
+        if floor == 0 {
+            // Every owner gains: listed at its first partition, and the counts (only "seen"
+            // flags here) are reset through the gaining members, with no list of the touched.
+            gaining = Vec::with_capacity(claims.len().min(n));
+            for &(_, m) in claims {
+                let lm = local(m);
+                let c = &mut count[lm as usize];
+                if *c == 0 {
+                    gaining.push(lm);
+                }
+                *c += 1;
             }
-            count[lm as usize] += 1;
+            // Owners come by partition; after a balanced deal they usually come by member too.
+            if !gaining.is_sorted() {
+                gaining.sort_unstable();
+            }
+            for &lm in &gaining {
+                count[lm as usize] = 0;
+            }
+        } else {
+            for &(_, m) in claims {
+                let lm = local(m);
+                if count[lm as usize] == 0 {
+                    touched.push(lm);
+                }
+                count[lm as usize] += 1;
+            }
+            gaining = touched
+                .iter()
+                .copied()
+                .filter(|&lm| count[lm as usize] > floor)
+                .collect();
+            gaining.sort_unstable();
+            // Owners that do not gain must be reset too.
+            #[cfg(test)]
+            let reset = if planted::RESET_BY_GAINING.get() {
+                &gaining
+            } else {
+                &touched
+            };
+            #[cfg(not(test))]
+            let reset = &touched;
+            for &lm in reset {
+                count[lm as usize] = 0;
+            }
+            touched.clear();
         }
-        let mut gaining: Vec<u32> = touched
-            .iter()
-            .copied()
-            .filter(|&lm| count[lm as usize] > floor)
-            .collect();
-        gaining.sort_unstable();
-        for &lm in &touched {
-            count[lm as usize] = 0;
-        }
-        touched.clear();
         topics.push(TopicExtras {
             topic: t,
             extra,
@@ -348,6 +382,37 @@ fn topic_extras(
     let s = (total_extras % n as u64) as u32;
 
     (topics, q, s)
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// Listing the gaining members: the counts are reset through the gaining members
+        /// even when the floor is above 0 (so members that own some partitions of a topic
+        /// but do not gain keep stale counts into the next topic).
+        pub(crate) static RESET_BY_GAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// The flow's proposed start keeps every gaining cell a topic has room for, past
+        /// the member's cap (more than its edges to the sink carry, so the solver must
+        /// refuse the proposal).
+        pub(crate) static PRESET_PAST_CAP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+}
+
+/// Per topic with extras of the homogeneous component `comp` (in `comp.topics` order): the
+/// topic, r_t and its gaining members (local ids, ascending), as the choice of extras sees
+/// them. For tests that compare them with their definition.
+#[cfg(test)]
+pub(crate) fn gaining_members(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+) -> Vec<(u32, u32, Vec<u32>)> {
+    let (topics, _, _) = topic_extras(problem, comp, owners);
+    topics
+        .into_iter()
+        .map(|x| (x.topic, x.extra, x.gaining))
+        .collect()
 }
 
 /// Plants (or removes) a fault in the direct construction on this thread: no member is kept
@@ -433,16 +498,62 @@ fn solve_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) {
             is_gaining[lm as usize] = false;
         }
     }
+    let mut sink_edge = vec![0usize; n];
+    let mut plus_edge = vec![0usize; n];
     for lm in 0..n as u32 {
         if q > 0 {
-            net.edge(member_base + lm, sink, q as i32, [0; 4]);
+            sink_edge[lm as usize] = net.edge(member_base + lm, sink, q as i32, [0; 4]);
         }
         if s > 0 {
-            net.edge(member_base + lm, z, 1, [0; 4]);
+            plus_edge[lm as usize] = net.edge(member_base + lm, z, 1, [0; 4]);
         }
     }
+    let mut z_edge = 0;
     if s > 0 {
-        net.edge(z, sink, s as i32, [0; 4]);
+        z_edge = net.edge(z, sink, s as i32, [0; 4]);
+    }
+    if n >= DIRECT_MIN_MEMBERS {
+        // Proposed: every gaining cell, topic by topic, as far as the topic's extras and the
+        // member's cap allow (q, or q + 1 for the first s members to reach it). Each unit
+        // costs −1, the least a unit can cost, so no flow of that value costs less: the
+        // solver certifies it and carries only the rest. (Not on smaller components, whose
+        // chosen optimum the model's state counts pin.)
+        let mut taken = vec![0u32; n];
+        let mut plus_left = s;
+        for (i, (x, &first)) in topics.iter().zip(&first_cell).enumerate() {
+            let mut kept = 0;
+            for &lm in &x.gaining {
+                let got = taken[lm as usize];
+                #[cfg(test)]
+                let got = if planted::PRESET_PAST_CAP.get() {
+                    0
+                } else {
+                    got
+                };
+                if kept == x.extra || got > q || (got == q && plus_left == 0) {
+                    continue;
+                }
+                if got == q {
+                    plus_left -= 1;
+                }
+                taken[lm as usize] += 1;
+                kept += 1;
+                net.preset(first + 2 * lm as usize, 1);
+            }
+            // The source edges come first, one per topic: ids 0, 2, 4, ...
+            net.preset(2 * i, kept as i32);
+        }
+        for (lm, &got) in taken.iter().enumerate() {
+            if q > 0 {
+                net.preset(sink_edge[lm], got.min(q) as i32);
+            }
+            if got > q {
+                net.preset(plus_edge[lm], (got - q) as i32);
+            }
+        }
+        if s > 0 {
+            net.preset(z_edge, (s - plus_left) as i32);
+        }
     }
     net.solve(source, sink);
     for (x, &first) in topics.iter_mut().zip(&first_cell) {

@@ -7,6 +7,9 @@ use rustc_hash::FxHashMap;
 use super::{Assignment, GroupSpec, MemberSpec, TopicSpec};
 use crate::ids::MemberId;
 
+/// How many distinct recent subscription lists [`Problem::new`] remembers for reuse.
+const RECENT_LISTS: usize = 8;
+
 /// A spec in canonical order, with indices in place of names.
 pub(crate) struct Problem<'a> {
     /// Members, ascending by id.
@@ -42,17 +45,29 @@ impl<'a> Problem<'a> {
             .map(|(i, t)| (t.name.as_str(), i as u32))
             .collect();
         let mut counts = vec![0usize; problem.topics.len()];
-        let mut subscriptions = Vec::with_capacity(problem.members.len());
-        // Members often subscribe to the very same list as the member before them (identical
-        // subscriptions, or buckets): then its resolution is reused rather than hashing and
-        // sorting every name again.
-        let mut previous: Option<(&[String], &[u32])> = None;
-        for (m, member) in problem.members.iter().enumerate() {
-            let subs: Vec<u32> = match previous {
-                Some((names, subs)) if names == member.subscriptions.as_slice() => subs.to_vec(),
-                _ => {
-                    let mut subs: Vec<u32> = member
-                        .subscriptions
+        let mut subscriptions: Vec<Vec<u32>> = Vec::with_capacity(problem.members.len());
+        // Members often subscribe to the very same list as a recent member (identical
+        // subscriptions, or buckets, whose members alternate between a few lists): then its
+        // resolution is reused rather than hashing and sorting every name again. Lists that
+        // differ usually differ in their first name, so a miss costs little.
+        let mut recent: [usize; RECENT_LISTS] = [usize::MAX; RECENT_LISTS];
+        let mut next_slot = 0;
+        for member in &problem.members {
+            let names = member.subscriptions.as_slice();
+            let same = recent.iter().copied().find(|&k| {
+                let other = problem.members.get(k).map(|o| o.subscriptions.as_slice());
+                #[cfg(test)]
+                if planted::FIRST_NAME_ONLY.get() {
+                    return other.is_some_and(|o| o.first() == names.first());
+                }
+                other == Some(names)
+            });
+            let subs: Vec<u32> = match same {
+                Some(k) => subscriptions[k].clone(),
+                None => {
+                    recent[next_slot] = subscriptions.len();
+                    next_slot = (next_slot + 1) % RECENT_LISTS;
+                    let mut subs: Vec<u32> = names
                         .iter()
                         .filter_map(|name| problem.topic_index(name))
                         .collect();
@@ -65,7 +80,6 @@ impl<'a> Problem<'a> {
                 counts[t as usize] += 1;
             }
             subscriptions.push(subs);
-            previous = Some((member.subscriptions.as_slice(), &subscriptions[m]));
         }
         // Sized first: growing thousands of lists one subscriber at a time reallocates each
         // of them several times.
@@ -96,12 +110,23 @@ impl<'a> Problem<'a> {
     /// `lists[m]` holds `(topic index, partition)` pairs in any order.
     pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
         let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
+        let partitions = lists.iter().map(Vec::len).sum();
         let members = lists.into_iter().enumerate().map(|(m, mut list)| {
             if !list.is_sorted() {
                 list.sort_unstable();
             }
             (MemberId(self.members[m].id.clone()), list)
         });
-        Assignment::from_sorted(&names, members)
+        Assignment::from_sorted(&names, members, partitions)
+    }
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::Problem::new`] reuses a recent member's resolved list when the first
+        /// names alone match.
+        pub(crate) static FIRST_NAME_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }

@@ -12,6 +12,7 @@ mod aligned_flow;
 mod classes;
 mod direct;
 mod homogeneous;
+mod lean;
 mod mutation;
 mod oracle;
 mod overlap;

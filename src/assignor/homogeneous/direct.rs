@@ -39,22 +39,11 @@ thread_local! {
 /// Fills every `chosen` with a valid y meeting the upper bound (column sums r_t, row sums q or
 /// q + 1) and returns true, or leaves every `chosen` empty and returns false.
 pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
-    // Member → its gaining topics (positions in `topics`, ascending), as one flat table.
-    let mut start = vec![0usize; n + 1];
+    // How many gaining topics each member has.
+    let mut count = vec![0u32; n];
     for x in topics.iter() {
         for &lm in &x.gaining {
-            start[lm as usize + 1] += 1;
-        }
-    }
-    for lm in 0..n {
-        start[lm + 1] += start[lm];
-    }
-    let mut fill = start.clone();
-    let mut gaining_of = vec![0u32; start[n]];
-    for (i, x) in topics.iter().enumerate() {
-        for &lm in &x.gaining {
-            gaining_of[fill[lm as usize]] = i as u32;
-            fill[lm as usize] += 1;
+            count[lm as usize] += 1;
         }
     }
 
@@ -64,17 +53,16 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         .iter()
         .map(|x| u64::from(x.extra.min(x.gaining.len() as u32)))
         .sum();
-    let counts = (0..n).map(|lm| (start[lm + 1] - start[lm]) as u64);
-    let over = counts.clone().filter(|&c| c > u64::from(q)).count() as u64;
-    let bound_members = counts.map(|c| c.min(u64::from(q))).sum::<u64>() + over.min(u64::from(s));
+    let over = count.iter().filter(|&&c| c > q).count() as u64;
+    let bound_members =
+        count.iter().map(|&c| u64::from(c.min(q))).sum::<u64>() + over.min(u64::from(s));
     let bound = bound_topics.min(bound_members);
 
     // 1. Keep: which gaining cells each over-cap member leaves out.
-    let mut plus = s;
+    #[cfg(not(test))]
+    let plus = s;
     #[cfg(test)]
-    if SKIP_BOUND_CHECK.get() {
-        plus = 0;
-    }
+    let plus = if SKIP_BOUND_CHECK.get() { 0 } else { s };
     // Per topic, the extras no kept cell takes so far: r_t − g_t, plus one per cell left out.
     let mut free: Vec<i64> = topics
         .iter()
@@ -82,11 +70,186 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         .collect();
     // (topic position, member) pairs left out.
     let mut dropped: Vec<(u32, u32)> = Vec::new();
+    // Something is left out only when a topic has more gaining members than extras, or a
+    // member more gaining topics than its cap (q + 1 for the first `plus` above q, else q).
+    // Otherwise (leaves, unchanged groups) every gaining cell is kept and the table of each
+    // member's gaining topics is not needed.
+    let surplus_topic = topics.iter().any(|x| x.gaining.len() > x.extra as usize);
+    let over_cap = over > u64::from(plus) || count.iter().any(|&c| c > q + 1);
+    let mut received = vec![0u32; n];
+    if surplus_topic || over_cap {
+        leave_out(
+            topics,
+            &mut count,
+            plus,
+            q,
+            &mut free,
+            &mut dropped,
+            &mut received,
+        );
+    } else {
+        for (got, &c) in received.iter_mut().zip(&count) {
+            *got = c;
+        }
+    }
+    dropped.sort_unstable();
+
+    // 2. Fill, topic by topic.
+    let mut short: Vec<u32> = (0..n as u32)
+        .filter(|&lm| received[lm as usize] < q)
+        .collect();
+    let mut above = received.iter().filter(|&&g| g > q).count() as u32;
+    let mut has = vec![false; n];
+    let mut cursor = 0usize;
+    let mut next_drop = 0usize;
+    let mut work = 4 * (n as u64 + topics.iter().map(|x| u64::from(x.extra)).sum::<u64>());
+    // Gaining cells chosen so far, counted as they are chosen.
+    let mut used = 0u64;
+    for i in 0..topics.len() {
+        let (earlier, rest) = topics.split_at_mut(i);
+        let x = &mut rest[0];
+        let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
+        let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
+        if drops_end == next_drop {
+            chosen.extend_from_slice(&x.gaining);
+        } else {
+            let mut drops = dropped[next_drop..drops_end]
+                .iter()
+                .map(|&(_, lm)| lm)
+                .peekable();
+            for &lm in &x.gaining {
+                if drops.peek() == Some(&lm) {
+                    drops.next();
+                } else {
+                    chosen.push(lm);
+                }
+            }
+        }
+        next_drop = drops_end;
+        if chosen.len() > x.extra as usize {
+            // Cannot happen (surplus cells were left out above); the final check refuses.
+            break;
+        }
+        let kept = chosen.len();
+        // Every kept cell is a gaining cell; a filled one is when it was left out above.
+        used += kept as u64;
+        let mut left = x.extra as usize - kept;
+        if left == 0 {
+            // Nothing to fill: `has` is only read by the fill and the exchange.
+            x.chosen = chosen;
+            continue;
+        }
+        for &lm in &chosen {
+            has[lm as usize] = true;
+        }
+        if !short.is_empty() {
+            short.sort_by_key(|&lm| (std::cmp::Reverse(q - received[lm as usize]), lm));
+            for &lm in &short {
+                if left == 0 {
+                    break;
+                }
+                if !has[lm as usize] {
+                    has[lm as usize] = true;
+                    received[lm as usize] += 1;
+                    chosen.push(lm);
+                    used += u64::from(x.gaining.binary_search(&lm).is_ok());
+                    left -= 1;
+                }
+            }
+        }
+        // Members at q taking an optional extra; one pass of the cursor at most.
+        let mut visited = 0;
+        while left > 0 && above < s && visited < n {
+            let lm = cursor;
+            cursor = if cursor + 1 == n { 0 } else { cursor + 1 };
+            visited += 1;
+            if received[lm] == q && !has[lm] {
+                has[lm] = true;
+                received[lm] += 1;
+                above += 1;
+                chosen.push(lm as u32);
+                used += u64::from(x.gaining.binary_search(&(lm as u32)).is_ok());
+                left -= 1;
+            }
+        }
+        // Every member that may still take an extra already has this topic: exchange.
+        while left > 0 {
+            let Some((giver, taker, taker_gains)) =
+                exchange(earlier, &has, &received, q, above < s, &mut work)
+            else {
+                break;
+            };
+            if received[taker as usize] == q {
+                above += 1;
+            }
+            received[taker as usize] += 1;
+            has[giver as usize] = true;
+            chosen.push(giver);
+            // The giver gave up a cell that was not gaining; both new cells may be.
+            used += u64::from(taker_gains);
+            used += u64::from(x.gaining.binary_search(&giver).is_ok());
+            left -= 1;
+        }
+        short.retain(|&lm| received[lm as usize] < q);
+        for &lm in &chosen {
+            has[lm as usize] = false;
+        }
+        x.chosen = merge_runs(chosen, kept);
+        if left > 0 {
+            break;
+        }
+    }
+    let placed = topics.iter().all(|x| x.chosen.len() == x.extra as usize);
+    let rows = received.iter().all(|&g| g == q || g == q + 1);
+    // The running count equals the definition whenever every topic was reached (a break
+    // leaves `placed` false, and then the count does not matter).
+    #[cfg(test)]
+    if placed {
+        assert_eq!(
+            used,
+            used_gaining(topics, n),
+            "running count of gaining cells"
+        );
+    }
+    #[cfg(test)]
+    let bound = if SKIP_BOUND_CHECK.get() { used } else { bound };
+    if placed && rows && used == bound {
+        return true;
+    }
+    for x in topics.iter_mut() {
+        x.chosen.clear();
+    }
+    false
+}
+
+/// Step 1 when something must be left out: fills `received` with each member's kept gaining
+/// cells and `dropped` with the (topic position, member) cells left out, updating `count`
+/// and `free` (see [`direct_extras`]).
+fn leave_out(
+    topics: &[TopicExtras],
+    count: &mut [u32],
+    mut plus: u32,
+    q: u32,
+    free: &mut [i64],
+    dropped: &mut Vec<(u32, u32)>,
+    received: &mut [u32],
+) {
+    let n = count.len();
+    // Member → its gaining topics (positions in `topics`, ascending), as one flat table.
+    let mut start = vec![0usize; n + 1];
+    for lm in 0..n {
+        start[lm + 1] = start[lm] + count[lm] as usize;
+    }
+    let mut fill = start.clone();
+    let mut gaining_of = vec![0u32; start[n]];
+    for (i, x) in topics.iter().enumerate() {
+        for &lm in &x.gaining {
+            gaining_of[fill[lm as usize]] = i as u32;
+            fill[lm as usize] += 1;
+        }
+    }
     // A topic with more gaining members than extras leaves the surplus out first, from the
     // members with the most gaining topics (ties: lower id), those likeliest over their cap.
-    let mut count: Vec<u32> = (0..n)
-        .map(|lm| (start[lm + 1] - start[lm]) as u32)
-        .collect();
     let mut out = vec![false; gaining_of.len()];
     let mut order: Vec<u32> = Vec::new();
     for (i, x) in topics.iter().enumerate() {
@@ -107,7 +270,6 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             }
         }
     }
-    let mut received = vec![0u32; n];
     let mut mine: Vec<u32> = Vec::new();
     for lm in 0..n {
         let count = count[lm];
@@ -136,106 +298,6 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             }
         }
     }
-    dropped.sort_unstable();
-
-    // 2. Fill, topic by topic.
-    let mut short: Vec<u32> = (0..n as u32)
-        .filter(|&lm| received[lm as usize] < q)
-        .collect();
-    let mut above = received.iter().filter(|&&g| g > q).count() as u32;
-    let mut has = vec![false; n];
-    let mut cursor = 0usize;
-    let mut next_drop = 0usize;
-    let mut work = 4 * (n as u64 + topics.iter().map(|x| u64::from(x.extra)).sum::<u64>());
-    for i in 0..topics.len() {
-        let (earlier, rest) = topics.split_at_mut(i);
-        let x = &mut rest[0];
-        let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
-        let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
-        let mut drops = dropped[next_drop..drops_end]
-            .iter()
-            .map(|&(_, lm)| lm)
-            .peekable();
-        for &lm in &x.gaining {
-            if drops.peek() == Some(&lm) {
-                drops.next();
-            } else {
-                chosen.push(lm);
-            }
-        }
-        next_drop = drops_end;
-        if chosen.len() > x.extra as usize {
-            // Cannot happen (surplus cells were left out above); the final check refuses.
-            break;
-        }
-        for &lm in &chosen {
-            has[lm as usize] = true;
-        }
-        let kept = chosen.len();
-        let mut left = x.extra as usize - kept;
-        if left > 0 && !short.is_empty() {
-            short.sort_by_key(|&lm| (std::cmp::Reverse(q - received[lm as usize]), lm));
-            for &lm in &short {
-                if left == 0 {
-                    break;
-                }
-                if !has[lm as usize] {
-                    has[lm as usize] = true;
-                    received[lm as usize] += 1;
-                    chosen.push(lm);
-                    left -= 1;
-                }
-            }
-        }
-        // Members at q taking an optional extra; one pass of the cursor at most.
-        let mut visited = 0;
-        while left > 0 && above < s && visited < n {
-            let lm = cursor;
-            cursor = if cursor + 1 == n { 0 } else { cursor + 1 };
-            visited += 1;
-            if received[lm] == q && !has[lm] {
-                has[lm] = true;
-                received[lm] += 1;
-                above += 1;
-                chosen.push(lm as u32);
-                left -= 1;
-            }
-        }
-        // Every member that may still take an extra already has this topic: exchange.
-        while left > 0 {
-            let Some((giver, taker)) = exchange(earlier, &has, &received, q, above < s, &mut work)
-            else {
-                break;
-            };
-            if received[taker as usize] == q {
-                above += 1;
-            }
-            received[taker as usize] += 1;
-            has[giver as usize] = true;
-            chosen.push(giver);
-            left -= 1;
-        }
-        short.retain(|&lm| received[lm as usize] < q);
-        for &lm in &chosen {
-            has[lm as usize] = false;
-        }
-        x.chosen = merge_runs(chosen, kept);
-        if left > 0 {
-            break;
-        }
-    }
-    let placed = topics.iter().all(|x| x.chosen.len() == x.extra as usize);
-    let rows = received.iter().all(|&g| g == q || g == q + 1);
-    let used = used_gaining(topics, n);
-    #[cfg(test)]
-    let bound = if SKIP_BOUND_CHECK.get() { used } else { bound };
-    if placed && rows && used == bound {
-        return true;
-    }
-    for x in topics.iter_mut() {
-        x.chosen.clear();
-    }
-    false
 }
 
 /// One exchange for a topic whose extras no member that may take one lacks: a member `giver`
@@ -243,7 +305,8 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
 /// gaining cell of its own to a member `taker` that may take one more (below q, or at q
 /// while `plus` allows one more above it) and lacks that earlier topic; the giver then takes
 /// the topic instead. Rows and gaining cells used stay as they were except the taker's row,
-/// one higher. Returns (giver, taker), or `None` when none is found within `work`.
+/// one higher. Returns (giver, taker, whether the taker's new cell is a gaining cell), or
+/// `None` when none is found within `work`.
 fn exchange(
     earlier: &mut [TopicExtras],
     has: &[bool],
@@ -251,7 +314,7 @@ fn exchange(
     q: u32,
     plus: bool,
     work: &mut u64,
-) -> Option<(u32, u32)> {
+) -> Option<(u32, u32, bool)> {
     for (taker, &got) in received.iter().enumerate() {
         let taker = taker as u32;
         *work = work.checked_sub(1)?;
@@ -276,7 +339,7 @@ fn exchange(
                 x.chosen.remove(k);
                 let at = if k < at { at - 1 } else { at };
                 x.chosen.insert(at, taker);
-                return Some((giver, taker));
+                return Some((giver, taker, x.gaining.binary_search(&taker).is_ok()));
             }
         }
     }
@@ -310,7 +373,8 @@ fn merge_runs(mut list: Vec<u32>, kept: usize) -> Vec<u32> {
     merged
 }
 
-/// How many chosen cells are gaining cells.
+/// How many chosen cells are gaining cells (the definition the running count must equal).
+#[cfg(test)]
 fn used_gaining(topics: &[TopicExtras], n: usize) -> u64 {
     let mut flag = vec![false; n];
     let mut used = 0u64;
