@@ -127,7 +127,7 @@ pub(crate) fn assign(
 ) {
     #[cfg(test)]
     TAKEN.with(|c| c.set(c.get() + 1));
-    let counts = choose(problem, comp, owners);
+    let counts = choose(problem, comp, owners, &|_, _, _| false);
     counts.reserve(comp, lists);
     let index = comp.local_index(problem.members.len());
     let mut slot = vec![0u32; comp.members.len()];
@@ -174,11 +174,13 @@ impl Counts {
 
 /// The counts of the [module docs](self) for `comp`, optimal for balance and then for the
 /// gaining cells of `owners` (previous owners per topic, ascending by partition; only their
-/// counts per member matter).
+/// counts per member matter). `suits(lt, holder, receiver)` (indices among local topic lt's
+/// subscribers) steers the proposal's moves only (see [`pull`]), never the optimality.
 pub(crate) fn choose(
     problem: &Problem<'_>,
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
+    suits: &dyn Fn(usize, usize, usize) -> bool,
 ) -> Counts {
     let n = comp.members.len();
     let index = comp.local_index(problem.members.len());
@@ -285,7 +287,7 @@ pub(crate) fn choose(
                     .map(|&t| comp.topics.partition_point(|&x| x < t)),
             );
         };
-        pull(&mut proposal, &gaining, &base, &degree, &topics_of);
+        pull(&mut proposal, &gaining, &base, &degree, &topics_of, suits);
         met = meets_bounds(&proposal, &gaining, &base, &degree);
     }
 

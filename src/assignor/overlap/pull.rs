@@ -16,13 +16,16 @@ use super::super::warm::{MAX_MOVES, Proposal};
 /// lower index): while one of its topics where it has room has a holder at least two units
 /// heavier, the extra moves from the heaviest such holder of the topic with the heaviest
 /// holder (ties to the lower topic), preferring a holder that does not gain from it
-/// (`gaining[lt][i]`), then the lower index. `topics_of(lm, out)` lists lm's local topics.
+/// (`gaining[lt][i]`), then one that `suits(lt, holder, receiver)` (indices among the topic's
+/// subscribers; the rack-aware path prefers a holder whose partition the receiver could
+/// align), then the lower index. `topics_of(lm, out)` lists lm's local topics.
 pub(crate) fn pull(
     proposal: &mut Proposal,
     gaining: &[Vec<bool>],
     base: &[i64],
     degree: &[i32],
     topics_of: &dyn Fn(usize, &mut Vec<usize>),
+    suits: &dyn Fn(usize, usize, usize) -> bool,
 ) {
     let n = base.len();
     let extras = |p: &Proposal, lm: usize| p.load[lm] - base[lm];
@@ -57,10 +60,11 @@ pub(crate) fn pull(
             .collect();
         while moves < MAX_MOVES && !open.is_empty() {
             let need = proposal.load[v] + 2;
-            for &(lt, _) in &open {
+            for &(lt, i) in &open {
                 if top[lt].is_none() {
-                    top[lt] =
-                        Some(heaviest_holder(proposal, gaining, lt).map_or(i64::MIN, |h| h.0));
+                    top[lt] = Some(
+                        heaviest_holder(proposal, gaining, lt, i, suits).map_or(i64::MIN, |h| h.0),
+                    );
                 }
             }
             let Some(k) =
@@ -73,7 +77,7 @@ pub(crate) fn pull(
                 break;
             }
             // The cached maximum may be stale (its holder gave an extra elsewhere): rescan.
-            let Some((load, from)) = heaviest_holder(proposal, gaining, lt) else {
+            let Some((load, from)) = heaviest_holder(proposal, gaining, lt, i, suits) else {
                 top[lt] = Some(i64::MIN);
                 continue;
             };
@@ -94,10 +98,16 @@ pub(crate) fn pull(
 }
 
 /// The heaviest holder of topic `lt`'s extra: (its load, its index), preferring one that does
-/// not gain from it, then the lower index.
-fn heaviest_holder(proposal: &Proposal, gaining: &[Vec<bool>], lt: usize) -> Option<(i64, usize)> {
+/// not gain from it, then one that suits receiver `to`, then the lower index.
+fn heaviest_holder(
+    proposal: &Proposal,
+    gaining: &[Vec<bool>],
+    lt: usize,
+    to: usize,
+    suits: &dyn Fn(usize, usize, usize) -> bool,
+) -> Option<(i64, usize)> {
     let f = proposal.floor[lt];
-    let mut best: Option<(i64, bool, usize)> = None;
+    let mut best: Option<(i64, bool, bool, usize)> = None;
     for (i, (&lm, &k)) in proposal.subs[lt]
         .iter()
         .zip(&proposal.count[lt])
@@ -108,11 +118,15 @@ fn heaviest_holder(proposal: &Proposal, gaining: &[Vec<bool>], lt: usize) -> Opt
         }
         let load = proposal.load[lm as usize];
         let free = !gaining[lt][i];
-        if best.is_none_or(|(l, g, _)| (load, free) > (l, g)) {
-            best = Some((load, free, i));
+        if best.is_some_and(|(l, g, _, _)| (load, free) < (l, g)) {
+            continue;
+        }
+        let suited = suits(lt, i, to);
+        if best.is_none_or(|(l, g, s, _)| (load, free, suited) > (l, g, s)) {
+            best = Some((load, free, suited, i));
         }
     }
-    best.map(|(load, _, i)| (load, i))
+    best.map(|(load, _, _, i)| (load, i))
 }
 
 #[cfg(test)]
@@ -141,7 +155,14 @@ mod tests {
     fn the_joiner_takes_from_the_heaviest_holder_that_does_not_gain() {
         let mut p = joiner();
         let gaining = vec![vec![true, false, false, false], vec![false; 4]];
-        pull(&mut p, &gaining, &[0; 4], &[2; 4], &topics_of);
+        pull(
+            &mut p,
+            &gaining,
+            &[0; 4],
+            &[2; 4],
+            &topics_of,
+            &|_, _, _| false,
+        );
         // Topic 0 first (ties to the lower topic), from member 1 (member 0 gains); then no
         // holder of topic 1 is two units heavier than the joiner any more.
         assert_eq!(p.count, vec![vec![1, 0, 1, 1], vec![1, 1, 1, 0]]);
@@ -160,6 +181,7 @@ mod tests {
             &[0; 4],
             &[2; 4],
             &topics_of,
+            &|_, _, _| false,
         );
         assert_eq!(p.count, before.count);
         assert_eq!(p.load, before.load);

@@ -106,6 +106,7 @@ pub(crate) fn assign(
     // Per local topic: every partition's mask among its subscribers' racks; per topic: the
     // keepable claims.
     let mut masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
+    let mut claim_masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
     let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     for &t in &comp.topics {
         let present = problem.subscribers[t as usize]
@@ -133,9 +134,23 @@ pub(crate) fn assign(
             })
             .copied()
             .collect();
+        // Per subscriber: the racks its keepable claims could be aligned in.
+        let subscribers = &problem.subscribers[t as usize];
+        let mut claim_mask = vec![0u64; subscribers.len()];
+        for &(p, m) in &keepable[t as usize] {
+            if let Ok(i) = subscribers.binary_search(&m) {
+                claim_mask[i] |= topic_masks[p as usize];
+            }
+        }
+        claim_masks.push(claim_mask);
         masks.push(topic_masks);
     }
-    let mut counts = choose(problem, comp, &keepable);
+    // A joiner's extra is best taken from a holder whose freed partition it can align.
+    let suits = |lt: usize, from: usize, to: usize| {
+        let m = problem.subscribers[comp.topics[lt] as usize][to];
+        claim_masks[lt][from] & member_bit[local(m)] != 0
+    };
+    let mut counts = choose(problem, comp, &keepable, &suits);
     let before: Vec<usize> = comp
         .members
         .iter()
