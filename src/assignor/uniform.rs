@@ -73,7 +73,10 @@
 //! and no partition can be aligned, [`super::overlap`] shows that the same choice of extras
 //! decides everything, with loads starting at B_m; it accepts a proposal that meets a balance
 //! bound and a gain bound, else solves a flow on topics × subscribers (one edge per
-//! subscription, no class or (m,t) node).
+//! subscription, no class or (m,t) node). Where alignment is possible,
+//! [`super::overlap::racked`] runs the same choice on the keepable claims and certifies the
+//! result when a per-topic rack transport aligns every alignable partition; otherwise this
+//! module's flow runs.
 //!
 //! *Homogeneous components with rack alignment.* [`super::aligned`] certifies a result when
 //! it aligns every partition that any member could align and keeps the most that any such

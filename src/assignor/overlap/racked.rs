@@ -239,19 +239,21 @@ fn swap_extras(
     for &i in chosen_list.iter() {
         chosen[i as usize] = true;
     }
+    // Receivers by load (the first in subscriber order for each load), then the first giver
+    // with a receiver one unit lighter: one pass over each list per exchange.
     let mut moved = 0;
     while moved < flow.unplaced {
-        let givers = (0..subs.len()).filter(|&i| chosen[i] && bits[i] & flow.reached == 0);
-        let found = givers.filter(|&u| kept[u] <= f).find_map(|u| {
-            let heavier = load[subs[u] as usize];
-            (0..subs.len())
-                .find(|&v| {
-                    !chosen[v]
-                        && bits[v] & flow.reached != 0
-                        && load[subs[v] as usize] + 1 == heavier
-                })
-                .map(|v| (u, v))
-        });
+        let mut receivers: std::collections::BTreeMap<i64, usize> =
+            std::collections::BTreeMap::new();
+        for v in (0..subs.len()).filter(|&v| !chosen[v] && bits[v] & flow.reached != 0) {
+            receivers.entry(load[subs[v] as usize]).or_insert(v);
+        }
+        let found = (0..subs.len())
+            .filter(|&u| chosen[u] && bits[u] & flow.reached == 0 && kept[u] <= f)
+            .find_map(|u| {
+                let lighter = load[subs[u] as usize] - 1;
+                receivers.get(&lighter).map(|&v| (u, v))
+            });
         let Some((u, v)) = found else {
             break;
         };
