@@ -211,16 +211,13 @@ pub(crate) fn assign_as(
             // The small flows (and the repair's group lists) would grow with the partitions.
             return None;
         }
-        keepable[t as usize] = owners[t as usize]
-            .iter()
-            .copied()
-            .filter(|&(p, m)| {
-                let mask = topic_masks[p as usize];
-                mask == 0
-                    || mask & member_bit[local(m)] != 0
-                    || variant == Variant::AllClaimsKeepable
-            })
-            .collect();
+        // Most claims are keepable: room for all of them at once rather than by doubling.
+        let mut kept = Vec::with_capacity(owners[t as usize].len());
+        kept.extend(owners[t as usize].iter().copied().filter(|&(p, m)| {
+            let mask = topic_masks[p as usize];
+            mask == 0 || mask & member_bit[local(m)] != 0 || variant == Variant::AllClaimsKeepable
+        }));
+        keepable[t as usize] = kept;
     }
 
     let mut deal = Deal {
