@@ -6,8 +6,46 @@ use super::super::uniform::assign_with;
 use super::super::warm::{FILL_PLANTED, FILLED, Move, Proposal, Tracker, WARM_OFF};
 use super::*;
 
-fn count(cell: &'static std::thread::LocalKey<std::cell::Cell<usize>>) -> usize {
+/// The current value of a test-only counter.
+pub(super) fn count(cell: &'static std::thread::LocalKey<std::cell::Cell<usize>>) -> usize {
     cell.with(std::cell::Cell::get)
+}
+
+/// `spec` with every member's claims handed to the next member (mostly far from optimal).
+pub(super) fn scrambled(mut spec: GroupSpec) -> GroupSpec {
+    let owned: Vec<_> = spec.members.iter().map(|m| m.owned.clone()).collect();
+    let n = spec.members.len();
+    for (i, m) in spec.members.iter_mut().enumerate() {
+        m.owned = owned[(i + 1) % n].clone();
+    }
+    spec
+}
+
+/// Panics unless every spec of `specs` gets the same assignment in another input order.
+pub(super) fn assert_order_independent(rng: &mut Rng, specs: &[GroupSpec]) {
+    for (case, spec) in specs.iter().enumerate() {
+        let a = UniformV2.assign(spec).unwrap();
+        let b = UniformV2.assign(&permuted(rng, spec)).unwrap();
+        assert_eq!(a, b, "case {case}: {}", spec.to_json());
+    }
+}
+
+/// How many of `specs` get worse objective values from the fast path than from the class
+/// flow while the test-only `fault` is planted.
+pub(super) fn caught_with(
+    fault: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    specs: &[GroupSpec],
+) -> usize {
+    fault.with(|f| f.set(true));
+    let caught = specs
+        .iter()
+        .filter(|spec| {
+            let fast = UniformV2.assign(spec).unwrap();
+            score(spec, &fast) != score(spec, &assign_with(spec, false).unwrap())
+        })
+        .count();
+    fault.with(|f| f.set(false));
+    caught
 }
 
 /// A random proposal: topics with floors 0–2, subscribers on a random part of them, counts

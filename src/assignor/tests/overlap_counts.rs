@@ -4,14 +4,11 @@
 //! input order changes nothing; planted faults in either route are caught.
 
 use super::super::overlap::{BOUNDED, GAINS_IGNORED, TAKEN, TRUST_PROPOSAL};
-use super::super::uniform::assign_with;
 use super::super::*;
-use super::oracle::{Rng, checked_against_flow, feed_back, permuted, score};
-use super::overlap::{joined, left, overlap_spec};
-
-fn count(cell: &'static std::thread::LocalKey<std::cell::Cell<usize>>) -> usize {
-    cell.with(std::cell::Cell::get)
-}
+use super::oracle::{Rng, checked_against_flow, feed_back};
+use super::overlap::{
+    assert_order_independent, caught_with, count, joined, left, overlap_spec, scrambled,
+};
 
 /// Overlapping groups of 3–40 members on 2–7 topics, in turn: a stable assignment, one
 /// member joining it, one leaving it, and claims scrambled across members (each member's
@@ -28,15 +25,7 @@ fn specs(seed: u64, count: usize) -> Vec<GroupSpec> {
                 0 => stable,
                 1 => joined(&mut rng, &stable),
                 2 => left(&mut rng, &stable),
-                _ => {
-                    let mut s = stable;
-                    let owned: Vec<_> = s.members.iter().map(|m| m.owned.clone()).collect();
-                    let n = s.members.len();
-                    for (i, m) in s.members.iter_mut().enumerate() {
-                        m.owned = owned[(i + 1) % n].clone();
-                    }
-                    s
-                }
+                _ => scrambled(stable),
             };
             if case % 4 == 3 {
                 spec.rack_aware = true;
@@ -76,45 +65,21 @@ fn the_count_path_is_taken_and_optimal_on_overlapping_groups() {
 
 #[test]
 fn input_order_changes_nothing_on_the_count_path() {
-    let mut rng = Rng(73);
-    for (case, spec) in specs(75, 80).iter().enumerate() {
-        let a = UniformV2.assign(spec).unwrap();
-        let b = UniformV2.assign(&permuted(&mut rng, spec)).unwrap();
-        assert_eq!(a, b, "case {case}: {}", spec.to_json());
-    }
-}
-
-/// How many of `cases` groups get worse objective values from the fast path than from the
-/// class flow while `fault` is planted.
-fn caught_with(
-    fault: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
-    cases: usize,
-) -> usize {
-    let specs = specs(77, cases);
-    fault.with(|f| f.set(true));
-    let caught = specs
-        .iter()
-        .filter(|spec| {
-            let fast = UniformV2.assign(spec).unwrap();
-            score(spec, &fast) != score(spec, &assign_with(spec, false).unwrap())
-        })
-        .count();
-    fault.with(|f| f.set(false));
-    caught
+    assert_order_independent(&mut Rng(73), &specs(75, 80));
 }
 
 #[test]
 fn a_flow_of_extras_that_ignores_gains_is_caught() {
     // Only groups where the bounds fail reach the flow, and only some of those have gains
     // to lose: mostly the scrambled claims.
-    let caught = caught_with(&GAINS_IGNORED, 800);
+    let caught = caught_with(&GAINS_IGNORED, &specs(77, 800));
     println!("gain-blind flows of extras caught: {caught} of 800");
     assert!(caught >= 6, "caught {caught}");
 }
 
 #[test]
 fn a_proposal_trusted_without_its_bounds_is_caught() {
-    let caught = caught_with(&TRUST_PROPOSAL, 200);
+    let caught = caught_with(&TRUST_PROPOSAL, &specs(77, 200));
     println!("unchecked proposals caught: {caught} of 200");
     assert!(caught >= 20, "caught {caught}");
 }

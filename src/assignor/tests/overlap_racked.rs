@@ -4,14 +4,11 @@
 //! keepable (a planted fault) is caught.
 
 use super::super::overlap::racked::{ALL_KEEPABLE, CERTIFIED, TRIED};
-use super::super::uniform::assign_with;
 use super::super::*;
-use super::oracle::{Rng, checked_against_flow, permuted, score};
-use super::overlap::{joined, left, overlap_spec};
-
-fn count(cell: &'static std::thread::LocalKey<std::cell::Cell<usize>>) -> usize {
-    cell.with(std::cell::Cell::get)
-}
+use super::oracle::{Rng, checked_against_flow};
+use super::overlap::{
+    assert_order_independent, caught_with, count, joined, left, overlap_spec, scrambled,
+};
 
 /// `spec` made rack-aware like the benchmark: members spread over 3 racks, every partition on
 /// 2 of them (a random pair). (A member without a rack would hold room that aligns nothing,
@@ -62,15 +59,7 @@ fn specs(seed: u64, cases: usize) -> Vec<GroupSpec> {
                 }
                 2 => left(&mut rng, &stable),
                 3 => full,
-                _ => {
-                    let mut s = stable;
-                    let owned: Vec<_> = s.members.iter().map(|m| m.owned.clone()).collect();
-                    let n = s.members.len();
-                    for (i, m) in s.members.iter_mut().enumerate() {
-                        m.owned = owned[(i + 1) % n].clone();
-                    }
-                    s
-                }
+                _ => scrambled(stable),
             }
         })
         .collect()
@@ -99,26 +88,12 @@ fn certified_racked_results_equal_the_class_flow() {
 
 #[test]
 fn input_order_changes_nothing_on_the_racked_count_path() {
-    let mut rng = Rng(83);
-    for (case, spec) in specs(85, 80).iter().enumerate() {
-        let a = UniformV2.assign(spec).unwrap();
-        let b = UniformV2.assign(&permuted(&mut rng, spec)).unwrap();
-        assert_eq!(a, b, "case {case}: {}", spec.to_json());
-    }
+    assert_order_independent(&mut Rng(83), &specs(85, 80));
 }
 
 #[test]
 fn counting_every_claim_as_keepable_is_caught() {
-    let specs = specs(87, 200);
-    ALL_KEEPABLE.with(|f| f.set(true));
-    let caught = specs
-        .iter()
-        .filter(|spec| {
-            let fast = UniformV2.assign(spec).unwrap();
-            score(spec, &fast) != score(spec, &assign_with(spec, false).unwrap())
-        })
-        .count();
-    ALL_KEEPABLE.with(|f| f.set(false));
+    let caught = caught_with(&ALL_KEEPABLE, &specs(87, 200));
     println!("every claim keepable: caught on {caught} of 200");
     assert!(caught >= 5, "caught {caught}");
 }
