@@ -77,14 +77,12 @@
 //!
 //! # Complexity
 //!
-//! O(P·ρ + claims + Σ_t |Sub(t)|) for masks (ρ replicas per partition, one hash lookup
-//! each), the choice of extras as in [`super::homogeneous`] plus one small flow per topic
+//! O(P·ρ + claims + Σ_t |Sub(t)|) for masks (ρ replicas per partition, one lookup by
+//! [`RackBits`] each), the choice of extras as in [`super::homogeneous`] plus one small flow per topic
 //! (at most [`MAX_GROUPS`] masks × R racks, each augmentation placing at least one
 //! partition); an exchange costs O(n) plus a few small flows, one across topics also
 //! O(P_j) per earlier topic looked at, and exchanges are bounded per topic. No partition ×
 //! member product is built.
-
-use rustc_hash::FxHashMap;
 
 use super::components::{Component, LocalIndex};
 use super::homogeneous::{self, Choice, Route};
@@ -96,6 +94,7 @@ mod keep_all;
 pub(crate) mod transport;
 
 use super::problem::Problem;
+use super::racks::RackBits;
 use extras::TopicChoice;
 use fit::Fit;
 #[cfg(test)]
@@ -169,45 +168,24 @@ pub(crate) fn assign_as(
 ) -> Option<Route> {
     let n = comp.members.len();
     // Bit i of a mask is rack i, in name order.
-    let racks = comp.racks(problem);
-    if n == 0 || racks.is_empty() || racks.len() > 64 {
+    let Some(racks) = RackBits::new(problem, comp).filter(|_| n > 0) else {
         return None;
-    }
+    };
     let index = comp.local_index(problem.members.len());
     let local = |m: u32| index.get(comp, m);
-    let member_bit: Vec<u64> = comp
-        .members
-        .iter()
-        .map(|&m| match problem.members[m as usize].rack.as_deref() {
-            Some(r) => racks.binary_search(&r).map_or(0, |i| 1u64 << i),
-            None => 0,
-        })
-        .collect();
-
-    // Replica names are looked up once per partition: a hash map beats comparing strings.
-    let rack_bit: FxHashMap<&str, u64> = racks
-        .iter()
-        .enumerate()
-        .map(|(i, &r)| (r, 1u64 << i))
-        .collect();
+    let member_bit = racks.member_bits(problem, comp);
     // Masks of every partition of the component's topics, and the keepable claims.
     let mut masks: Vec<u64> = Vec::new();
     let mut mask_start: Vec<usize> = Vec::with_capacity(comp.topics.len());
+    // R racks make at most 2^R − 1 distinct non-zero masks: with few, no topic has too many.
+    let few_racks = (1usize << racks.len().min(16)) - 1 <= MAX_GROUPS;
     let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); owners.len()];
     for &t in &comp.topics {
         let start = masks.len();
         mask_start.push(start);
-        let count = problem.partitions(t) as usize;
-        match &problem.topics[t as usize].replica_racks {
-            Some(replicas) => masks.extend(replicas.iter().map(|names| {
-                names.iter().fold(0u64, |mask, name| {
-                    mask | rack_bit.get(name.as_str()).copied().unwrap_or(0)
-                })
-            })),
-            None => masks.resize(start + count, 0),
-        }
+        racks.extend_masks(problem, t, &mut masks);
         let topic_masks = &masks[start..];
-        if too_many_masks(topic_masks) {
+        if !few_racks && too_many_masks(topic_masks) {
             // The small flows (and the repair's group lists) would grow with the partitions.
             return None;
         }
@@ -225,6 +203,11 @@ pub(crate) fn assign_as(
         free: Vec::new(),
         groups: Vec::new(),
         flow: Transport::default(),
+        capacity: Vec::new(),
+        masks: Vec::new(),
+        supply: Vec::new(),
+        taken: Vec::new(),
+        bucket: Vec::new(),
         check: variant != Variant::NoTransportCheck,
     };
     let mut rack_members: Vec<Vec<u32>> = vec![Vec::new(); racks.len()];
@@ -246,14 +229,23 @@ pub(crate) fn assign_as(
     homogeneous::reserve(problem, comp, lists);
     // The cheap choice first: when it exists it uses the most gaining cells of any
     // balance-optimal choice, so the deal's check is all the certificate still needs.
-    if variant != Variant::NoTransportCheck
-        && let Some((extras, route)) = quick_extras(problem, comp, &keepable, variant)
-    {
-        let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
-        if deal.all(&ctx, chosen_by_topic, lists) {
-            #[cfg(test)]
-            tally::add_quick();
-            return Some(route);
+    let mut pending = homogeneous::Extras::new(problem, comp, &keepable);
+    if variant != Variant::NoTransportCheck {
+        match quick_extras(pending, n, variant) {
+            Ok((mut quick, route)) => {
+                let chosen_by_topic = quick
+                    .topics()
+                    .iter()
+                    .map(|x| (x.topic, x.chosen.as_slice()));
+                if deal.all(&ctx, chosen_by_topic, lists) {
+                    #[cfg(test)]
+                    tally::add_quick();
+                    return Some(route);
+                }
+                quick.clear_chosen();
+                pending = quick;
+            }
+            Err(untouched) => pending = untouched,
         }
     }
     let mut fit = Fit::new(
@@ -286,7 +278,7 @@ pub(crate) fn assign_as(
     let (extras, route) = if skip_greedy {
         (Vec::new(), Route::Flow)
     } else {
-        homogeneous::choose_extras(problem, comp, &keepable, Choice::Repaired(&mut fit))
+        homogeneous::choose_from(pending, n, Choice::Repaired(&mut fit))
     };
     let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
     if !skip_greedy && !fit.gave_up() && deal.all(&ctx, chosen_by_topic, lists) {
@@ -311,22 +303,19 @@ pub(crate) fn assign_as(
     floors::assign(&ctx, &member_bit, lists, ignore_keeps).then_some(Route::Flow)
 }
 
-/// [`homogeneous::quick_extras`] on the keepable claims (`None` where the greedy would be
-/// needed), or in [`Variant::QuickIgnoresGains`] the rotation on every component where the
-/// quick choice is tried, whoever gains.
+/// [`homogeneous::quick_extras`] on the keepable claims' `extras` (given back where the
+/// greedy would be needed), or in [`Variant::QuickIgnoresGains`] the rotation on every
+/// component where the quick choice is tried, whoever gains.
 fn quick_extras(
-    problem: &Problem<'_>,
-    comp: &Component,
-    keepable: &[Vec<(i32, u32)>],
+    mut extras: homogeneous::Extras,
+    n: usize,
     variant: Variant,
-) -> Option<(Vec<homogeneous::TopicExtras>, Route)> {
-    if variant == Variant::QuickIgnoresGains
-        && comp.members.len() >= homogeneous::DIRECT_MIN_MEMBERS
-    {
-        let rotation = homogeneous::choose_extras(problem, comp, keepable, Choice::Rotation);
-        return Some(rotation);
+) -> Result<(homogeneous::Extras, Route), homogeneous::Extras> {
+    if variant == Variant::QuickIgnoresGains && n >= homogeneous::DIRECT_MIN_MEMBERS {
+        extras.rotate(n);
+        return Ok((extras, Route::Rotation));
     }
-    homogeneous::quick_extras(problem, comp, keepable)
+    homogeneous::quick_extras(extras, n)
 }
 
 /// What every topic's deal reads.
@@ -377,6 +366,13 @@ struct Deal {
     /// Left-over alignable partitions by mask, masks ascending.
     groups: Vec<(u64, Vec<i32>)>,
     flow: Transport,
+    /// Per topic, reused: room per rack, the groups' masks and sizes, how many of each group
+    /// were handed out, and one rack's partitions.
+    capacity: Vec<u64>,
+    masks: Vec<u64>,
+    supply: Vec<u64>,
+    taken: Vec<usize>,
+    bucket: Vec<i32>,
     /// Off only in [`Variant::NoTransportCheck`].
     check: bool,
 }
@@ -501,13 +497,19 @@ impl Deal {
         self.groups.retain(|g| !g.1.is_empty());
 
         // How many of each group go to each rack.
-        let capacity: Vec<u64> = rack_members
-            .iter()
-            .map(|ms| ms.iter().map(|&lm| u64::from(self.room[lm as usize])).sum())
-            .collect();
-        let masks: Vec<u64> = self.groups.iter().map(|g| g.0).collect();
-        let supply: Vec<u64> = self.groups.iter().map(|g| g.1.len() as u64).collect();
-        if !self.flow.solve(&masks, &supply, &capacity) {
+        let room = &self.room;
+        self.capacity.clear();
+        self.capacity.extend(rack_members.iter().map(|ms| {
+            ms.iter()
+                .map(|&lm| u64::from(room[lm as usize]))
+                .sum::<u64>()
+        }));
+        self.masks.clear();
+        self.masks.extend(self.groups.iter().map(|g| g.0));
+        self.supply.clear();
+        self.supply
+            .extend(self.groups.iter().map(|g| g.1.len() as u64));
+        if !self.flow.solve(&self.masks, &self.supply, &self.capacity) {
             if self.check {
                 return false;
             }
@@ -516,9 +518,10 @@ impl Deal {
             }
             self.free.sort_unstable();
         }
-        let racks = capacity.len();
-        let mut taken = vec![0usize; self.groups.len()];
-        let mut bucket: Vec<i32> = Vec::new();
+        let racks = self.capacity.len();
+        let (taken, bucket) = (&mut self.taken, &mut self.bucket);
+        taken.clear();
+        taken.resize(self.groups.len(), 0);
         for (r, members) in rack_members.iter().enumerate() {
             bucket.clear();
             for (g, group) in self.groups.iter().enumerate() {

@@ -231,9 +231,21 @@ pub(crate) fn choose_extras(
     owners: &[Vec<(i32, u32)>],
     choice: Choice<'_>,
 ) -> (Vec<TopicExtras>, Route) {
-    let n = comp.members.len();
-    let (mut topics, q, s) = topic_extras(problem, comp, owners);
+    choose_from(
+        Extras::new(problem, comp, owners),
+        comp.members.len(),
+        choice,
+    )
+}
 
+/// [`choose_extras`] on `extras` (built for the same component, of `n` members, nothing
+/// chosen yet).
+pub(crate) fn choose_from(
+    extras: Extras,
+    n: usize,
+    choice: Choice<'_>,
+) -> (Vec<TopicExtras>, Route) {
+    let Extras { mut topics, q, s } = extras;
     let no_gain = topics.iter().all(|x| x.gaining.is_empty());
     let (rotate, mut repair) = match choice {
         Choice::Rotation => (true, None),
@@ -277,26 +289,57 @@ pub(crate) fn choose_extras(
 }
 
 /// The extras of [`Choice::Best`] when they come cheapest: on components of at least
-/// [`DIRECT_MIN_MEMBERS`] members where no cell gains, the rotation (every choice then uses
-/// the most gaining cells, none); `None` otherwise. Topics as in [`choose_extras`].
+/// [`DIRECT_MIN_MEMBERS`] members (`n`) where no cell gains, the rotation (every choice then
+/// uses the most gaining cells, none), chosen in `extras`; otherwise `extras` back untouched.
 ///
 /// The direct construction is not tried here: measured on racked joins of 1,000 members,
 /// the rack-aware deal refused its choice and the wasted deal cost more than it saved.
-pub(crate) fn quick_extras(
-    problem: &Problem<'_>,
-    comp: &Component,
-    owners: &[Vec<(i32, u32)>],
-) -> Option<(Vec<TopicExtras>, Route)> {
-    let n = comp.members.len();
-    if n < DIRECT_MIN_MEMBERS {
-        return None;
+pub(crate) fn quick_extras(mut extras: Extras, n: usize) -> Result<(Extras, Route), Extras> {
+    if n < DIRECT_MIN_MEMBERS || !extras.topics.iter().all(|x| x.gaining.is_empty()) {
+        return Err(extras);
     }
-    let (mut topics, _, _) = topic_extras(problem, comp, owners);
-    if !topics.iter().all(|x| x.gaining.is_empty()) {
-        return None;
+    rotation(&mut extras.topics, n);
+    Ok((extras, Route::Rotation))
+}
+
+/// The topics of a homogeneous component that have extras, before any choice.
+pub(crate) struct Extras {
+    /// Per topic with extras (in `comp.topics` order): its extras and gaining members
+    /// (local ids, ascending), nothing chosen yet unless [`quick_extras`] chose.
+    topics: Vec<TopicExtras>,
+    /// q = ⌊E/n⌋, where E is the number of extras of all topics.
+    q: u32,
+    /// s = E mod n.
+    s: u32,
+}
+
+impl Extras {
+    /// The extras of `comp` with previous owners `owners`.
+    pub(crate) fn new(
+        problem: &Problem<'_>,
+        comp: &Component,
+        owners: &[Vec<(i32, u32)>],
+    ) -> Extras {
+        let (topics, q, s) = topic_extras(problem, comp, owners);
+        Extras { topics, q, s }
     }
-    rotation(&mut topics, n);
-    Some((topics, Route::Rotation))
+
+    /// Chooses the rotation, whoever gains ([`Choice::Rotation`]).
+    pub(crate) fn rotate(&mut self, n: usize) {
+        rotation(&mut self.topics, n);
+    }
+
+    /// The topics, with the members [`quick_extras`] chose.
+    pub(crate) fn topics(&self) -> &[TopicExtras] {
+        &self.topics
+    }
+
+    /// Forgets what was chosen, so that another choice can start from the same extras.
+    pub(crate) fn clear_chosen(&mut self) {
+        for x in &mut self.topics {
+            x.chosen.clear();
+        }
+    }
 }
 
 /// Per topic with extras (in `comp.topics` order): its extras and gaining members (local

@@ -63,6 +63,7 @@ mod flow_reference;
 mod homogeneous;
 mod overlap;
 mod problem;
+mod racks;
 pub mod range;
 pub mod uniform;
 pub mod uniform_v1;

@@ -13,21 +13,59 @@ pub(crate) struct Transport {
     pub(crate) reached: u64,
     /// After a failed [`Transport::solve`]: the units the maximum flow leaves unplaced.
     pub(crate) unplaced: u64,
+    /// Buffers kept from call to call: a deal solves one small flow per topic.
+    scratch: Scratch,
+}
+
+/// [`Transport::solve`]'s working vectors.
+#[derive(Default)]
+struct Scratch {
+    /// Units left per group.
+    supply: Vec<u64>,
+    /// Room left per rack.
+    left: Vec<u64>,
+    /// The node each node was reached from (groups 0..k, racks k..k+R).
+    parent: Vec<usize>,
+    /// The breadth-first search's queue.
+    queue: Vec<usize>,
 }
 
 impl Transport {
     /// Sends all `supply[g]` units of every group g to racks of `masks[g]` within the
     /// capacities, if possible; returns whether it is.
     pub(crate) fn solve(&mut self, masks: &[u64], supply: &[u64], capacity: &[u64]) -> bool {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let placed = self.solve_with(masks, supply, capacity, &mut scratch);
+        self.scratch = scratch;
+        placed
+    }
+
+    /// [`Transport::solve`] in the buffers of `scratch`.
+    fn solve_with(
+        &mut self,
+        masks: &[u64],
+        units: &[u64],
+        capacity: &[u64],
+        scratch: &mut Scratch,
+    ) -> bool {
         let racks = capacity.len();
         let k = masks.len();
         self.amount.clear();
         self.amount.resize(k * racks, 0);
-        let mut supply = supply.to_vec();
-        let mut left = capacity.to_vec();
+        let Scratch {
+            supply,
+            left,
+            parent,
+            queue,
+        } = scratch;
+        supply.clear();
+        supply.extend_from_slice(units);
+        left.clear();
+        left.extend_from_slice(capacity);
         // Nodes: groups 0..k, racks k..k+racks. `parent` holds the node each was reached from.
-        let mut parent = vec![usize::MAX; k + racks];
-        let mut queue: Vec<usize> = Vec::with_capacity(k + racks);
+        parent.clear();
+        parent.resize(k + racks, usize::MAX);
+        queue.clear();
         loop {
             // Direct sends first: most units go straight to a rack with room.
             for g in 0..k {

@@ -45,14 +45,15 @@
 //!
 //! # Complexity
 //!
-//! That of [`super::choose`], plus O(P·ρ·log R) for the masks (ρ replicas per partition, a
-//! binary search among the R racks each) and one small flow per topic, O(|Sub(t)|²) per
+//! That of [`super::choose`], plus O(P·ρ) for the masks (ρ replicas per partition, each
+//! found among the racks by [`RackBits`]) and one small flow per topic, O(|Sub(t)|²) per
 //! exchange round in the worst case (rounds and exchanges are bounded).
 
 use super::super::aligned::MAX_GROUPS;
 use super::super::aligned::transport::Transport;
 use super::super::components::Component;
 use super::super::problem::Problem;
+use super::super::racks::RackBits;
 use super::choose;
 
 #[cfg(test)]
@@ -82,23 +83,12 @@ pub(crate) fn assign(
 ) -> bool {
     #[cfg(test)]
     TRIED.with(|c| c.set(c.get() + 1));
-    let racks = comp.racks(problem);
-    if racks.is_empty() || racks.len() > 64 {
+    let Some(racks) = RackBits::new(problem, comp) else {
         return false;
-    }
+    };
     let index = comp.local_index(problem.members.len());
     let local = |m: u32| index.get(comp, m);
-    let member_bit: Vec<u64> = comp
-        .members
-        .iter()
-        .map(|&m| {
-            problem.members[m as usize]
-                .rack
-                .as_deref()
-                .and_then(|r| racks.binary_search(&r).ok())
-                .map_or(0, |b| 1u64 << b)
-        })
-        .collect();
+    let member_bit = racks.member_bits(problem, comp);
     #[cfg(test)]
     let all_keepable = ALL_KEEPABLE.with(std::cell::Cell::get);
     #[cfg(not(test))]
@@ -112,20 +102,12 @@ pub(crate) fn assign(
         let present = problem.subscribers[t as usize]
             .iter()
             .fold(0u64, |acc, &m| acc | member_bit[local(m)]);
-        let partitions = problem.partitions(t) as usize;
-        let topic_masks: Vec<u64> = match &problem.topics[t as usize].replica_racks {
-            Some(replicas) => replicas
-                .iter()
-                .map(|names| {
-                    names
-                        .iter()
-                        .filter_map(|r| racks.binary_search(&r.as_str()).ok())
-                        .fold(0u64, |acc, b| acc | (1 << b))
-                        & present
-                })
-                .collect(),
-            None => vec![0; partitions],
-        };
+        let mut topic_masks: Vec<u64> = Vec::with_capacity(problem.partitions(t) as usize);
+        racks.extend_masks(problem, t, &mut topic_masks);
+        // Only racks where some subscriber of the topic runs can align its partitions.
+        for mask in &mut topic_masks {
+            *mask &= present;
+        }
         keepable[t as usize] = owners[t as usize]
             .iter()
             .filter(|&&(p, m)| {
