@@ -168,9 +168,7 @@ pub(crate) fn assign_as(
 ) -> Option<Route> {
     let n = comp.members.len();
     // Bit i of a mask is rack i, in name order.
-    let Some(racks) = RackBits::new(problem, comp).filter(|_| n > 0) else {
-        return None;
-    };
+    let racks = RackBits::new(problem, comp).filter(|_| n > 0)?;
     let index = comp.local_index(problem.members.len());
     let local = |m: u32| index.get(comp, m);
     let member_bit = racks.member_bits(problem, comp);
