@@ -92,11 +92,7 @@ pub(super) fn greedy_extras(
             keys.push(key);
         }
         let r = x.extra as usize;
-        let top = |keys: &mut Vec<u64>| {
-            if r < keys.len() {
-                keys.select_nth_unstable_by(r, |a, b| b.cmp(a));
-            }
-        };
+        let top = |keys: &mut Vec<u64>| select_top(keys, r);
         top(&mut keys);
         // Members already at q going above it: at most `plus_left` of them, the best ranked.
         let mut optional: Vec<u64> = keys[..r]
@@ -203,5 +199,86 @@ pub(super) fn greedy_extras(
     match refused {
         Some(i) => Greedy::Refused(i),
         None => Greedy::Missed,
+    }
+}
+
+/// At most this many extras are selected by one scan for the r-th largest key; more by
+/// `select_nth_unstable`.
+const SCAN_TOP: usize = 32;
+
+/// Moves the `r` largest of `keys` to its front, in no particular order (the keys are
+/// distinct except for zeros, so the set moved is the same whichever way it is found).
+fn select_top(keys: &mut [u64], r: usize) {
+    if r == 0 || r >= keys.len() {
+        return;
+    }
+    if r > SCAN_TOP {
+        keys.select_nth_unstable_by(r - 1, |a, b| b.cmp(a));
+        return;
+    }
+    // The r largest so far, descending; few topics have many extras per member.
+    let mut best = [0u64; SCAN_TOP];
+    let mut len = 0;
+    for &key in keys.iter() {
+        if len == r && key <= best[r - 1] {
+            continue;
+        }
+        let at = best[..len].partition_point(|&b| b > key);
+        let end = len.min(r - 1);
+        best.copy_within(at..end, at + 1);
+        best[at] = key;
+        len = (len + 1).min(r);
+    }
+    let threshold = best[r - 1];
+    // Those above the r-th largest first, then keys equal to it up to r in all.
+    let mut front = 0;
+    for i in 0..keys.len() {
+        if keys[i] > threshold {
+            keys.swap(front, i);
+            front += 1;
+        }
+    }
+    for i in front..keys.len() {
+        if front == r {
+            break;
+        }
+        if keys[i] == threshold {
+            keys.swap(front, i);
+            front += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::select_top;
+
+    /// The front holds the r largest keys, as a full sort says, for r on both sides of the
+    /// scan's limit and with repeated zeros (members that may not take an extra).
+    #[test]
+    fn selects_the_largest() {
+        let mut seed = 11u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        for round in 0..400 {
+            let n = 1 + next(120) as usize;
+            let mut keys: Vec<u64> = (0..n as u64)
+                .map(|i| if next(4) == 0 { 0 } else { (next(1000) << 32) | i })
+                .collect();
+            let r = next(n as u64 + 1) as usize;
+            let mut sorted = keys.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            select_top(&mut keys, r);
+            let mut front = keys[..r.min(n)].to_vec();
+            front.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(front, sorted[..r.min(n)], "round {round}: n {n}, r {r}");
+            let mut all = keys.clone();
+            all.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(all, sorted, "round {round}: keys lost");
+        }
     }
 }
