@@ -94,7 +94,7 @@ mod keep_all;
 pub(crate) mod transport;
 
 use super::problem::Problem;
-use super::racks::RackBits;
+use super::racks::{RackBits, keepable_claims};
 use extras::TopicChoice;
 use fit::Fit;
 #[cfg(test)]
@@ -187,13 +187,12 @@ pub(crate) fn assign_as(
             // The small flows (and the repair's group lists) would grow with the partitions.
             return None;
         }
-        // Most claims are keepable: room for all of them at once rather than by doubling.
-        let mut kept = Vec::with_capacity(owners[t as usize].len());
-        kept.extend(owners[t as usize].iter().copied().filter(|&(p, m)| {
-            let mask = topic_masks[p as usize];
-            mask == 0 || mask & member_bit[local(m)] != 0 || variant == Variant::AllClaimsKeepable
-        }));
-        keepable[t as usize] = kept;
+        keepable[t as usize] = keepable_claims(
+            &owners[t as usize],
+            topic_masks,
+            |m| member_bit[local(m)],
+            variant == Variant::AllClaimsKeepable,
+        );
     }
 
     let mut deal = Deal {

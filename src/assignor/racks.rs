@@ -116,6 +116,27 @@ impl<'a> RackBits<'a> {
     }
 }
 
+/// The claims (partition, member) among `claims` that are *keepable*: the partition cannot be
+/// aligned (`masks[p] == 0`) or its claimant runs in one of its replica racks (`bit_of(m)`
+/// meets `masks[p]`). Order is kept. `every_claim` (a planted fault for tests) keeps them all.
+pub(crate) fn keepable_claims(
+    claims: &[(i32, u32)],
+    masks: &[u64],
+    bit_of: impl Fn(u32) -> u64,
+    every_claim: bool,
+) -> Vec<(i32, u32)> {
+    // Most claims are keepable: room for all of them at once. A plain loop, because the
+    // filtering iterator adapter compiled to a call per claim.
+    let mut kept = Vec::with_capacity(claims.len());
+    for &(p, m) in claims {
+        let mask = masks[p as usize];
+        if every_claim || mask == 0 || mask & bit_of(m) != 0 {
+            kept.push((p, m));
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::{RackBits, pack};

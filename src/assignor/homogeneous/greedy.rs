@@ -267,7 +267,13 @@ mod tests {
         for round in 0..400 {
             let n = 1 + next(120) as usize;
             let mut keys: Vec<u64> = (0..n as u64)
-                .map(|i| if next(4) == 0 { 0 } else { (next(1000) << 32) | i })
+                .map(|i| {
+                    if next(4) == 0 {
+                        0
+                    } else {
+                        (next(1000) << 32) | i
+                    }
+                })
                 .collect();
             let r = next(n as u64 + 1) as usize;
             let mut sorted = keys.clone();

@@ -53,7 +53,7 @@ use super::super::aligned::MAX_GROUPS;
 use super::super::aligned::transport::Transport;
 use super::super::components::Component;
 use super::super::problem::Problem;
-use super::super::racks::RackBits;
+use super::super::racks::{RackBits, keepable_claims};
 use super::choose;
 
 #[cfg(test)]
@@ -108,14 +108,12 @@ pub(crate) fn assign(
         for mask in &mut topic_masks {
             *mask &= present;
         }
-        keepable[t as usize] = owners[t as usize]
-            .iter()
-            .filter(|&&(p, m)| {
-                let mask = topic_masks[p as usize];
-                all_keepable || mask == 0 || member_bit[local(m)] & mask != 0
-            })
-            .copied()
-            .collect();
+        keepable[t as usize] = keepable_claims(
+            &owners[t as usize],
+            &topic_masks,
+            |m| member_bit[local(m)],
+            all_keepable,
+        );
         // Per subscriber: the racks its keepable claims could be aligned in.
         let subscribers = &problem.subscribers[t as usize];
         let mut claim_mask = vec![0u64; subscribers.len()];
