@@ -238,7 +238,8 @@ fn select_top(keys: &mut [u64], r: usize) {
             front += 1;
         }
     }
-    for i in front..keys.len() {
+    let above = front;
+    for i in above..keys.len() {
         if front == r {
             break;
         }
