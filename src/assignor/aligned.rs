@@ -221,6 +221,7 @@ pub(crate) fn assign_as(
         mask_start: &mask_start,
         keepable: &keepable,
         rack_members: &rack_members,
+        member_bit: &member_bit,
         racks: racks.len(),
     };
     homogeneous::reserve(problem, comp, lists);
@@ -327,6 +328,8 @@ struct Context<'a, 'p> {
     keepable: &'a [Vec<(i32, u32)>],
     /// Local members per rack, ascending.
     rack_members: &'a [Vec<u32>],
+    /// Per local member, the bit of its rack (0 for none).
+    member_bit: &'a [u64],
     racks: usize,
 }
 
@@ -493,14 +496,24 @@ impl Deal {
         }
         self.groups.retain(|g| !g.1.is_empty());
 
-        // How many of each group go to each rack.
+        // How many of each group go to each rack. With no floor only the chosen have room.
         let room = &self.room;
         self.capacity.clear();
-        self.capacity.extend(rack_members.iter().map(|ms| {
-            ms.iter()
-                .map(|&lm| u64::from(room[lm as usize]))
-                .sum::<u64>()
-        }));
+        if floor == 0 {
+            self.capacity.resize(ctx.racks, 0);
+            for &lm in chosen {
+                let bit = ctx.member_bit[lm as usize];
+                if bit != 0 {
+                    self.capacity[bit.trailing_zeros() as usize] += u64::from(room[lm as usize]);
+                }
+            }
+        } else {
+            self.capacity.extend(rack_members.iter().map(|ms| {
+                ms.iter()
+                    .map(|&lm| u64::from(room[lm as usize]))
+                    .sum::<u64>()
+            }));
+        }
         self.masks.clear();
         self.masks.extend(self.groups.iter().map(|g| g.0));
         self.supply.clear();
@@ -526,6 +539,9 @@ impl Deal {
                 bucket.extend_from_slice(&group.1[taken[g]..taken[g] + amount]);
                 taken[g] += amount;
             }
+            if bucket.is_empty() {
+                continue;
+            }
             bucket.sort_unstable();
             let mut next = bucket.iter();
             for &lm in members {
@@ -537,9 +553,11 @@ impl Deal {
             }
         }
         let mut next = self.free.iter();
-        for (lm, &m) in comp.members.iter().enumerate() {
-            let room = self.room[lm] as usize;
-            lists[m as usize].extend(next.by_ref().take(room).map(|&p| (t, p)));
+        if !self.free.is_empty() {
+            for (lm, &m) in comp.members.iter().enumerate() {
+                let room = self.room[lm] as usize;
+                lists[m as usize].extend(next.by_ref().take(room).map(|&p| (t, p)));
+            }
         }
         debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
         true
