@@ -283,8 +283,14 @@ pub(crate) fn assign_as(
         return Some(route);
     }
     // Some topic's left-over alignable partitions do not fit with the choice made without
-    // looking at them all at once: the rack-aware flow chooses again (see `extras`).
+    // looking at them all at once: the rack-aware flow chooses again (see `extras`). Where
+    // some topic keeps first and every member is racked on a large component, the flow with
+    // floors follows if it fails: that flow succeeds whenever this one would (a flow of full
+    // value here is an assignment both balance-optimal and aligning every alignable
+    // partition, which the flow with floors represents) and needs no bound, so it runs alone.
+    let floors_alone = fit.final_refusal && !all_open;
     if variant != Variant::FloorsIgnoreKeeps
+        && !floors_alone
         && let Some(chosen) = extras::choose(
             &fit,
             racks.len(),

@@ -98,6 +98,7 @@ fn since(before: [usize; 3]) -> [usize; 3] {
 fn rack_flow_results_equal_the_flow_on_benchmark_like_groups() {
     let mut rng = Rng(71);
     let before = rack_flow();
+    let floors_before = aligned::floors_tally::get();
     for case in 0..400 {
         let spec = bench_like(&mut rng, 24, 8, 1 + case / 2 % 2, case % 2 == 0);
         let fast = UniformV2.assign(&spec).unwrap();
@@ -107,12 +108,19 @@ fn rack_flow_results_equal_the_flow_on_benchmark_like_groups() {
         assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
     }
     let [runs, certified, exact] = since(before);
+    let floors = aligned::floors_tally::get() - floors_before;
     println!(
-        "benchmark-like groups: rack flow runs {runs}, certified by the bound {certified}, exact {exact}"
+        "benchmark-like groups: rack flow runs {runs}, certified by the bound {certified}, \
+         exact {exact}; flow with floors {floors}"
     );
     // Both ways of accepting its result occur: exact networks (every topic f_t = 0) and
-    // keep-first topics meeting the bound.
-    assert!(exact >= 8 && certified >= 5, "{runs} {certified} {exact}");
+    // keep-first topics meeting the bound (on the 12-member components: on racked components
+    // of 16 or more the flow with floors runs instead of a keep-first network), and the flow
+    // with floors takes the rest.
+    assert!(
+        exact >= 8 && certified >= 3 && floors >= 10,
+        "{runs} {certified} {exact} {floors}"
+    );
 }
 
 #[test]
