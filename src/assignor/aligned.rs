@@ -33,7 +33,10 @@
 //! up a claim for another partition, which the bound above does not foresee: on joins and
 //! leaves that is often what the optimum does) and is certified by the bound above
 //! elsewhere. When neither holds and every member runs in a rack, the [flow with
-//! floors](floors) decides: it lets every member keep any of its keepable claims in every
+//! floors](floors) decides (on components of [`FINAL_REFUSAL_MIN_MEMBERS`] or more racked
+//! members with some topic of f_t > 0 it runs straight after the greedy: it succeeds
+//! whenever the flow of extras would, since a flow of full value there is an assignment
+//! that is balance-optimal and aligns every alignable partition): it lets every member keep any of its keepable claims in every
 //! topic, and is exact wherever it has a flow of full value (none means that no assignment
 //! aligns every alignable partition). Otherwise [`assign`] gives up, writes nothing, and the
 //! caller runs the general flow, which is exact in every case. It also gives up when the component's
