@@ -218,13 +218,21 @@ pub(crate) trait Repair {
         q: u32,
         plus_left: u32,
     ) -> bool;
+
+    /// Whether the repair refused for good: every later call would refuse at once and the
+    /// caller, with an exact construction of its own to run, wants no choice from
+    /// [`choose_from`], which then returns none (no topic listed) instead of running the
+    /// greedy again and the flow.
+    fn gave_up(&self) -> bool {
+        false
+    }
 }
 
 /// The members given each topic's extra in the homogeneous component `comp` (non-empty),
 /// chosen exactly (except with [`Choice::Rotation`]) to use the most gaining cells of
 /// `owners` (previous owners per topic, ascending by partition; only the counts per member
 /// matter), with the route that chose them. Only topics with r_t > 0 are listed, in
-/// `comp.topics` order.
+/// `comp.topics` order; none when a [`Choice::Repaired`]'s repair [gave up](Repair::gave_up).
 pub(crate) fn choose_extras(
     problem: &Problem<'_>,
     comp: &Component,
@@ -271,6 +279,11 @@ pub(crate) fn choose_from(
                     super::aligned::tally::add(super::aligned::tally::REORDERED);
                 }
                 break Route::Greedy;
+            }
+            // Nothing this choice could do is wanted any more: the caller runs its exact
+            // construction without it.
+            Greedy::Refused(_) if repair.as_ref().is_some_and(|r| r.gave_up()) => {
+                return (Vec::new(), Route::Flow);
             }
             Greedy::Refused(i) if reorders < MAX_REORDERS => {
                 let x = topics.remove(i);

@@ -538,6 +538,10 @@ impl Repair for Fit<'_, '_> {
         self.refused |= !accepted;
         accepted
     }
+
+    fn gave_up(&self) -> bool {
+        Fit::gave_up(self)
+    }
 }
 
 /// Test-only counts of the repair's successful exchanges on the current thread, so that tests
