@@ -48,11 +48,17 @@ pub(super) fn greedy_extras(
     let mut received = vec![0u32; n];
     let mut plus_left = s;
     let mut gaining_flag = vec![false; n];
-    let mut keys: Vec<u64> = Vec::with_capacity(n);
     let mut used = 0u64;
     let mut ok = true;
     let mut refused = None;
     let k = topics.len() as u64;
+    // Every member's key persists from topic to topic; a topic recomputes only those that may
+    // have changed (see `Ranking`), and tests compare them with a full recomputation.
+    let mut ranking = Ranking::new(n, q, plus_left == 0);
+    let mut keys: Vec<u64> = (0..n)
+        .map(|lm| rank(lm, 0, q, plus_left, false, gain_left[lm], k))
+        .collect();
+    let mut top: Vec<u64> = Vec::new();
     for i in 0..topics.len() {
         let (earlier, rest) = topics.split_at_mut(i);
         let x = &mut rest[0];
@@ -60,63 +66,56 @@ pub(super) fn greedy_extras(
         for &lm in &x.gaining {
             gaining_flag[lm as usize] = true;
             gain_left[lm as usize] -= 1;
+            ranking.touch(lm);
         }
-        // One u64 per member, larger is better: the tier (bits 60..63), need minus gaining
-        // topics left offset by 2^13 (bits 46..60), the need (bits 32..46), then the inverted
-        // id (bits 0..32). Clamping only affects the order of this heuristic, never the
-        // check. Members that may not take an extra get 0.
-        keys.clear();
-        for lm in 0..n {
-            let got = received[lm];
-            let key = if got > q || (got == q && plus_left == 0) {
-                0
-            } else {
-                let nd = u64::from(q - got);
-                let gaining = gaining_flag[lm];
-                let short = nd > u64::from(gain_left[lm]);
-                let tier: u64 = match (nd >= topics_left, gaining, short) {
-                    (true, _, _) => 4,
-                    (false, true, true) => 3,
-                    (false, false, true) => 2,
-                    (false, true, false) => 1,
-                    (false, false, false) => 0,
-                };
-                let surplus = (nd + (1 << 13))
-                    .saturating_sub(u64::from(gain_left[lm]))
-                    .min((1 << 14) - 1);
-                (tier << 60)
-                    | (surplus << 46)
-                    | (nd.min((1 << 14) - 1) << 32)
-                    | u64::from(u32::MAX - lm as u32)
-            };
-            keys.push(key);
+        ranking.thresholds(&received, topics_left, plus_left == 0);
+        for lm in ranking.drain() {
+            let lm = lm as usize;
+            keys[lm] = rank(
+                lm,
+                received[lm],
+                q,
+                plus_left,
+                gaining_flag[lm],
+                gain_left[lm],
+                topics_left,
+            );
+        }
+        #[cfg(test)]
+        for (lm, &key) in keys.iter().enumerate() {
+            let fresh = rank(
+                lm,
+                received[lm],
+                q,
+                plus_left,
+                gaining_flag[lm],
+                gain_left[lm],
+                topics_left,
+            );
+            assert_eq!(key, fresh, "topic {i}: member {lm}'s kept key is stale");
         }
         let r = x.extra as usize;
-        let top = |keys: &mut Vec<u64>| select_top(keys, r);
-        top(&mut keys);
+        top_keys(&keys, r, &mut top);
         // Members already at q going above it: at most `plus_left` of them, the best ranked.
-        let mut optional: Vec<u64> = keys[..r]
+        let mut optional: Vec<u64> = top
             .iter()
             .copied()
             .filter(|&key| key != 0 && received[(u32::MAX - key as u32) as usize] == q)
             .collect();
         if optional.len() > plus_left as usize {
             optional.sort_unstable_by(|a, b| b.cmp(a));
-            for key in keys.iter_mut() {
-                if optional[plus_left as usize..]
-                    .binary_search_by(|o| (*key).cmp(o))
-                    .is_ok()
-                {
-                    *key = 0;
-                }
+            for &key in &optional[plus_left as usize..] {
+                let lm = u32::MAX - key as u32;
+                keys[lm as usize] = 0;
+                ranking.touch(lm);
             }
-            top(&mut keys);
+            top_keys(&keys, r, &mut top);
         }
         let mut chosen: Vec<u32> = Vec::with_capacity(r);
         // The second selection above may pull in further members at q: more of them than
         // `plus_left` would break the load bound, so the greedy gives up (the flow decides).
         let mut above_q = 0u32;
-        for &key in &keys[..r] {
+        for &key in &top {
             let lm = u32::MAX - key as u32;
             if key != 0 && received[lm as usize] == q {
                 above_q += 1;
@@ -129,6 +128,7 @@ pub(super) fn greedy_extras(
         }
         for &lm in &x.gaining {
             gaining_flag[lm as usize] = false;
+            ranking.touch(lm);
         }
         if !ok {
             break;
@@ -148,6 +148,7 @@ pub(super) fn greedy_extras(
                 break;
             }
             // An exchange across topics may have moved earlier extras.
+            ranking.received_changed(&received);
             plus_left = s.saturating_sub(received.iter().filter(|&&g| g > q).count() as u32);
             chosen.sort_unstable();
             chosen.dedup();
@@ -171,6 +172,7 @@ pub(super) fn greedy_extras(
                 plus_left -= 1;
             }
             received[lm as usize] += 1;
+            ranking.received(lm, received[lm as usize]);
         }
         x.chosen = chosen;
     }
@@ -200,6 +202,142 @@ pub(super) fn greedy_extras(
         Some(i) => Greedy::Refused(i),
         None => Greedy::Missed,
     }
+}
+
+/// The greedy's key of local member `lm` (larger ranks first, 0 for a member that may not
+/// take an extra): the tier (bits 60..63), need minus gaining topics left offset by 2^13
+/// (bits 46..60), the need (bits 32..46), then the inverted id (bits 0..32). Clamping only
+/// affects the order of the heuristic, never the check.
+fn rank(
+    lm: usize,
+    got: u32,
+    q: u32,
+    plus_left: u32,
+    gaining: bool,
+    gain_left: u32,
+    topics_left: u64,
+) -> u64 {
+    if got > q || (got == q && plus_left == 0) {
+        return 0;
+    }
+    let nd = u64::from(q - got);
+    let short = nd > u64::from(gain_left);
+    let tier: u64 = match (nd >= topics_left, gaining, short) {
+        (true, _, _) => 4,
+        (false, true, true) => 3,
+        (false, false, true) => 2,
+        (false, true, false) => 1,
+        (false, false, false) => 0,
+    };
+    let surplus = (nd + (1 << 13))
+        .saturating_sub(u64::from(gain_left))
+        .min((1 << 14) - 1);
+    (tier << 60) | (surplus << 46) | (nd.min((1 << 14) - 1) << 32) | u64::from(u32::MAX - lm as u32)
+}
+
+/// Which members' keys may have changed since they were last computed. A key reads the
+/// member's extras so far, whether it gains in the topic, its gaining topics left, whether
+/// its need reaches the topics left (the critical tier) and, for a member at q, whether any
+/// place above q is left. The first three change only for members the greedy touches; the
+/// topics left fall by one per topic, so a member turns critical when they reach its need
+/// (members are listed by need for that); the places above q matter to members at q only.
+struct Ranking {
+    q: u32,
+    /// Members to recompute, each once (`marked`).
+    dirty: Vec<u32>,
+    marked: Vec<bool>,
+    /// Per need (q − extras so far): the members that had it when listed (entries whose need
+    /// has changed since are skipped).
+    by_need: Vec<Vec<u32>>,
+    /// Every member's extras as its key last saw them.
+    seen: Vec<u32>,
+    /// Whether no place above q was left when the keys were last brought up to date.
+    none_above: bool,
+}
+
+impl Ranking {
+    /// The state after every key was computed with no extras given and `none_above`.
+    fn new(n: usize, q: u32, none_above: bool) -> Ranking {
+        let mut by_need = vec![Vec::new(); q as usize + 1];
+        by_need[q as usize] = (0..n as u32).collect();
+        Ranking {
+            q,
+            dirty: Vec::new(),
+            marked: vec![false; n],
+            by_need,
+            seen: vec![0; n],
+            none_above,
+        }
+    }
+
+    /// Marks `lm`'s key for recomputation.
+    fn touch(&mut self, lm: u32) {
+        if !self.marked[lm as usize] {
+            self.marked[lm as usize] = true;
+            self.dirty.push(lm);
+        }
+    }
+
+    /// `lm` now has `got` extras.
+    fn received(&mut self, lm: u32, got: u32) {
+        self.seen[lm as usize] = got;
+        self.touch(lm);
+        if got <= self.q {
+            self.by_need[(self.q - got) as usize].push(lm);
+        }
+    }
+
+    /// Takes note of every member whose extras differ from what its key saw (a repair may
+    /// move extras between members).
+    fn received_changed(&mut self, received: &[u32]) {
+        for (lm, &got) in received.iter().enumerate() {
+            if self.seen[lm] != got {
+                self.received(lm as u32, got);
+            }
+        }
+    }
+
+    /// Marks the members whose keys change because `topics_left` topics are left (those
+    /// whose need is exactly that turn critical) or because places above q ran out or came
+    /// back (`none_above`: the members at q).
+    fn thresholds(&mut self, received: &[u32], topics_left: u64, none_above: bool) {
+        if none_above != self.none_above {
+            self.none_above = none_above;
+            for (lm, &got) in received.iter().enumerate() {
+                if got == self.q {
+                    self.touch(lm as u32);
+                }
+            }
+        }
+        if let Some(bucket) = usize::try_from(topics_left)
+            .ok()
+            .and_then(|t| self.by_need.get_mut(t))
+        {
+            let need = topics_left as u32;
+            for lm in std::mem::take(bucket) {
+                let got = received[lm as usize];
+                if got <= self.q && self.q - got == need {
+                    self.touch(lm);
+                }
+            }
+        }
+    }
+
+    /// The members to recompute, each once; afterwards none is marked.
+    fn drain(&mut self) -> Vec<u32> {
+        for &lm in &self.dirty {
+            self.marked[lm as usize] = false;
+        }
+        std::mem::take(&mut self.dirty)
+    }
+}
+
+/// Puts the `r` largest of `keys` into `top`, in no particular order.
+fn top_keys(keys: &[u64], r: usize, top: &mut Vec<u64>) {
+    top.clear();
+    top.extend_from_slice(keys);
+    select_top(top, r);
+    top.truncate(r);
 }
 
 /// At most this many extras are selected by one scan for the r-th largest key; more by
