@@ -65,6 +65,7 @@ mod overlap;
 mod problem;
 mod racks;
 pub mod range;
+mod settled;
 pub mod uniform;
 pub mod uniform_v1;
 mod warm;

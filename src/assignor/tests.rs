@@ -19,6 +19,7 @@ mod overlap;
 mod overlap_counts;
 mod overlap_racked;
 mod quick;
+mod settled;
 mod warm;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, permuted, random_spec, score};

@@ -125,6 +125,7 @@ use super::components::{Component, components};
 use super::homogeneous;
 use super::overlap;
 use super::problem::Problem;
+use super::settled;
 use super::{Assignment, Assignor, GroupSpec, SpecError};
 use network::solve;
 
@@ -155,6 +156,12 @@ pub(crate) fn assign_with(spec: &GroupSpec, fast: bool) -> Result<Assignment, Sp
     let mut classes: Option<(Classes, Vec<std::ops::Range<usize>>)> = None;
     let mut lists = vec![Vec::new(); problem.members.len()];
     for comp in components(&problem) {
+        if fast
+            && comp.homogeneous(&problem)
+            && settled::assign(&problem, &comp, &owners, spec.rack_aware, &mut lists)
+        {
+            continue;
+        }
         if fast && homogeneous::applies(&problem, &comp, spec.rack_aware) {
             if comp.topics.iter().all(|&t| owners[t as usize].is_empty()) {
                 homogeneous::reserve(&problem, &comp, &mut lists);

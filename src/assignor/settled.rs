@@ -1,0 +1,145 @@
+//! Homogeneous components whose claims are already optimal: the previous owners, as they
+//! are, form an assignment optimal for objectives 1–5, which the uniform v2 assignor returns
+//! unchanged without choosing anything.
+//!
+//! # When the claims are the answer
+//!
+//! Let every member of a homogeneous component (n members, each subscribed to all its topics)
+//! be given exactly the partitions it is the previous owner of, and suppose:
+//!
+//! 1. every partition of every topic has a previous owner (so this is a valid assignment);
+//! 2. every member has ⌊P_t/n⌋ or ⌈P_t/n⌉ partitions of each topic t (spread);
+//! 3. the members' loads are within one of each other;
+//! 4. with rack awareness on, every partition that can be aligned (some replica in a rack
+//!    where some member of the component runs) is: its owner runs in one of its replica
+//!    racks.
+//!
+//! Then it is optimal for objectives 1–5. (1, 2) It is valid and spread. (3) Every spread
+//! assignment gives member m the same base Σ_t ⌊P_t/n⌋ plus e_m extras with Σ e_m fixed, so
+//! Σ load² is smallest exactly when the e_m, hence the loads, are within one of each other;
+//! the rotation of the [homogeneous path](super::homogeneous) shows such an assignment
+//! exists, so this one is balance-optimal. (4) It aligns every partition that any assignment
+//! can. (5) It keeps every partition with its previous owner, the most any assignment can.
+//! It is the only assignment keeping every partition, so it is also the one the exact paths
+//! return: the output does not change, only the work done to find it. On a group that is
+//! stable (the previous round's assignment fed back) every component passes; after a member
+//! joins or leaves, the components it does not belong to still do.
+//!
+//! # Complexity
+//!
+//! O(claims + n) per component, plus O(P·ρ) for the replica racks' masks when racks matter
+//! (ρ replicas per partition); nothing is written unless every condition holds.
+
+use super::components::Component;
+use super::problem::Problem;
+use super::racks::RackBits;
+
+/// When the previous owners of `comp` (homogeneous: every member subscribes to all its
+/// topics) form an assignment optimal for objectives 1–5 as the [module docs](self) say,
+/// appends each member's claims to its list (topics in `comp.topics` order, partitions
+/// ascending) and returns true; otherwise writes nothing and returns false.
+/// `owners` holds the previous owners per topic, ascending by partition; `rack_aware` is the
+/// spec's flag.
+pub(crate) fn assign(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    rack_aware: bool,
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    let n = comp.members.len();
+    if n == 0 {
+        return false;
+    }
+    #[cfg(test)]
+    if OFF.with(std::cell::Cell::get) {
+        return false;
+    }
+    let index = comp.local_index(problem.members.len());
+    let mut count = vec![0u32; n];
+    let mut load = vec![0u64; n];
+    for &t in &comp.topics {
+        let partitions = problem.partitions(t) as usize;
+        let claims = &owners[t as usize];
+        if claims.len() != partitions {
+            return false;
+        }
+        let floor = (partitions / n) as u32;
+        let ceiling = floor + u32::from(!partitions.is_multiple_of(n));
+        count.fill(0);
+        for &(_, m) in claims {
+            count[index.get(comp, m)] += 1;
+        }
+        for (lm, &c) in count.iter().enumerate() {
+            if c < floor || c > ceiling {
+                return false;
+            }
+            load[lm] += u64::from(c);
+        }
+    }
+    let (Some(&lightest), Some(&heaviest)) = (load.iter().min(), load.iter().max()) else {
+        return false;
+    };
+    #[cfg(test)]
+    let heaviest = if LOADS_UNCHECKED.with(std::cell::Cell::get) {
+        lightest
+    } else {
+        heaviest
+    };
+    if heaviest > lightest + 1 {
+        return false;
+    }
+    #[cfg(test)]
+    let rack_aware = rack_aware && !RACKS_UNCHECKED.with(std::cell::Cell::get);
+    if rack_aware && !aligned(problem, comp, owners, &index) {
+        return false;
+    }
+    for &t in &comp.topics {
+        for &(p, m) in &owners[t as usize] {
+            lists[m as usize].push((t, p));
+        }
+    }
+    #[cfg(test)]
+    SETTLED.with(|c| c.set(c.get() + 1));
+    true
+}
+
+/// Whether every alignable partition of `comp`'s topics is with an owner in one of its
+/// replica racks (every partition has an owner: checked by the caller).
+fn aligned(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    index: &super::components::LocalIndex,
+) -> bool {
+    // No rack among the members: nothing can be aligned.
+    let Some(racks) = RackBits::new(problem, comp) else {
+        return comp.racks(problem).is_empty();
+    };
+    let member_bit = racks.member_bits(problem, comp);
+    let mut masks: Vec<u64> = Vec::new();
+    for &t in &comp.topics {
+        masks.clear();
+        racks.extend_masks(problem, t, &mut masks);
+        let misplaced = owners[t as usize].iter().any(|&(p, m)| {
+            let mask = masks[p as usize];
+            mask != 0 && mask & member_bit[index.get(comp, m)] == 0
+        });
+        if misplaced {
+            return false;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the components returned as they were, on this thread.
+    pub(crate) static SETTLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the shortcut switched off (every component takes its exact path).
+    pub(crate) static OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, loads not compared.
+    pub(crate) static LOADS_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, replica racks not looked at.
+    pub(crate) static RACKS_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}

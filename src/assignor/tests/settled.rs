@@ -1,0 +1,192 @@
+//! Tests of the settled-component shortcut (`settled.rs`): claims that already form an
+//! assignment optimal for objectives 1–5 come back as they are, the result is exactly the one
+//! the exact paths give, and claims that fail a condition are left to those paths.
+
+use std::cell::Cell;
+
+use super::super::settled::{LOADS_UNCHECKED, OFF, RACKS_UNCHECKED, SETTLED};
+use super::super::*;
+use super::aligned_flow::bench_like;
+use super::oracle::{Rng, brute_force, feed_back, score};
+use super::overlap::caught_with;
+use super::{member, topic};
+
+/// Components returned by the shortcut on this thread so far.
+fn settled() -> usize {
+    SETTLED.with(Cell::get)
+}
+
+/// The assignment with the shortcut switched off.
+fn without_shortcut(spec: &GroupSpec) -> Assignment {
+    OFF.with(|off| off.set(true));
+    let a = UniformV2.assign(spec).unwrap();
+    OFF.with(|off| off.set(false));
+    a
+}
+
+/// A homogeneous group of `n` members (racks a, b, c when `racked`) and `k` topics whose
+/// claims are a random spread assignment: each topic's partitions shuffled, f_t to every
+/// member and the extras to the next r_t members of one rotation over all topics when
+/// `balanced` (loads within one), else to r_t random members.
+fn spread_claims(rng: &mut Rng, n: usize, k: usize, racked: bool, balanced: bool) -> GroupSpec {
+    let racks = ["a", "b", "c"];
+    let names: Vec<String> = (0..k).map(|t| format!("T{t}")).collect();
+    let subs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut spec = GroupSpec {
+        rack_aware: racked,
+        topics: names
+            .iter()
+            .map(|name| {
+                let mut x = topic(name, rng.below(3 * n as u64 + 1) as i64);
+                if racked {
+                    x.replica_racks = Some(
+                        (0..x.partitions)
+                            .map(|_| vec![racks[rng.below(3) as usize].to_owned()])
+                            .collect(),
+                    );
+                }
+                x
+            })
+            .collect(),
+        members: (0..n)
+            .map(|m| {
+                let mut x = member(&format!("M{m}"), &subs);
+                if racked {
+                    x.rack = Some(racks[m % 3].to_owned());
+                }
+                x.generation = 1;
+                x
+            })
+            .collect(),
+    };
+    let mut cursor = 0usize;
+    for (t, name) in names.iter().enumerate() {
+        let count = spec.topics[t].partitions as usize;
+        let mut partitions: Vec<i32> = (0..count as i32).collect();
+        super::oracle::shuffle(rng, &mut partitions);
+        let (floor, extra) = (count / n, count % n);
+        let mut takers: Vec<usize> = if balanced {
+            (0..extra).map(|i| (cursor + i) % n).collect()
+        } else {
+            let mut all: Vec<usize> = (0..n).collect();
+            super::oracle::shuffle(rng, &mut all);
+            all.truncate(extra);
+            all
+        };
+        cursor = (cursor + extra) % n;
+        takers.sort_unstable();
+        let mut next = partitions.into_iter();
+        for m in 0..n {
+            let take = floor + usize::from(takers.binary_search(&m).is_ok());
+            let owned: Vec<i32> = next.by_ref().take(take).collect();
+            if !owned.is_empty() {
+                spec.members[m].owned.push(OwnedPartitions {
+                    topic: name.clone(),
+                    partitions: owned,
+                });
+            }
+        }
+    }
+    spec
+}
+
+#[test]
+fn stable_groups_come_back_unchanged_with_no_choice_made() {
+    let mut rng = Rng(91);
+    let before = settled();
+    for case in 0..200 {
+        let buckets = 1 + case % 3;
+        let spec = bench_like(&mut rng, 30, 6, buckets, case % 2 == 0);
+        let mut spec = spec;
+        spec.rack_aware = case % 4 < 2;
+        let first = UniformV2.assign(&spec).unwrap();
+        assert_eq!(
+            first,
+            without_shortcut(&spec),
+            "case {case}: {}",
+            spec.to_json()
+        );
+        let stable = feed_back(&spec, &first);
+        let at = settled();
+        let again = UniformV2.assign(&stable).unwrap();
+        assert_eq!(again, first, "case {case}: fixed point");
+        assert!(
+            settled() > at,
+            "case {case}: a stable group was not recognised"
+        );
+    }
+    println!("settled components: {}", settled() - before);
+}
+
+#[test]
+fn claims_short_of_optimal_are_left_to_the_exact_paths() {
+    let mut rng = Rng(93);
+    let mut taken = 0;
+    for case in 0..300 {
+        let n = 2 + rng.below(12) as usize;
+        let spec = spread_claims(&mut rng, n, 1 + case % 4, case % 2 == 0, case % 3 != 0);
+        let at = settled();
+        let fast = UniformV2.assign(&spec).unwrap();
+        taken += settled() - at;
+        assert_eq!(
+            fast,
+            without_shortcut(&spec),
+            "case {case}: {}",
+            spec.to_json()
+        );
+        if n <= 3 && spec.topics.iter().map(|t| t.partitions).sum::<i64>() <= 6 {
+            let got = score(&spec, &fast);
+            assert_eq!(
+                got,
+                Some(brute_force(&spec)),
+                "case {case}: {}",
+                spec.to_json()
+            );
+        }
+    }
+    // Balanced spread claims with every partition aligned or unalignable are settled.
+    println!("spread claims settled: {taken} of 300");
+    assert!(taken >= 30, "settled {taken}");
+}
+
+#[test]
+fn unbalanced_loads_are_not_settled() {
+    // Two members, two one-partition topics, both owned by A: spread holds, loads 2 and 0.
+    let mut a = member("A", &["T1", "T2"]);
+    a.owned = vec![
+        OwnedPartitions {
+            topic: "T1".into(),
+            partitions: vec![0],
+        },
+        OwnedPartitions {
+            topic: "T2".into(),
+            partitions: vec![0],
+        },
+    ];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 1), topic("T2", 1)],
+        members: vec![a, member("B", &["T1", "T2"])],
+    };
+    let got = UniformV2.assign(&spec).unwrap();
+    assert_eq!(score(&spec, &got).map(|s| s.0), Some(2), "{got:?}");
+    assert_eq!(
+        caught_with(&LOADS_UNCHECKED, std::slice::from_ref(&spec)),
+        1
+    );
+}
+
+#[test]
+fn planted_faults_are_caught_on_spread_claims() {
+    let mut rng = Rng(97);
+    let unbalanced: Vec<GroupSpec> = (0..150)
+        .map(|case| spread_claims(&mut rng, 2 + case % 9, 2 + case % 3, false, false))
+        .collect();
+    let misaligned: Vec<GroupSpec> = (0..150)
+        .map(|case| spread_claims(&mut rng, 2 + case % 9, 1 + case % 3, true, true))
+        .collect();
+    let loads = caught_with(&LOADS_UNCHECKED, &unbalanced);
+    let racks = caught_with(&RACKS_UNCHECKED, &misaligned);
+    println!("planted faults caught: loads {loads} of 150, racks {racks} of 150");
+    assert!(loads >= 20 && racks >= 20, "loads {loads}, racks {racks}");
+}
