@@ -52,7 +52,10 @@
 //! given back as `owned`, keeping everything is optimal for 5, so it comes back unchanged.
 //!
 //! *Components.* The group splits into the connected components of the member–topic graph,
-//! solved independently (exact: see [`super::components`]).
+//! solved independently (exact: see [`super::components`]). A homogeneous component whose
+//! claims already form a valid, spread, balanced and (with racks) aligned assignment comes
+//! back as it is: that is the only assignment optimal for 1–5 keeping every claim (see
+//! [`super::settled`]).
 //!
 //! *Homogeneous components.* Where every member subscribes to every topic and no partition
 //! can be aligned, the flow is not needed:
