@@ -56,6 +56,8 @@ use super::super::problem::Problem;
 use super::super::racks::{RackBits, keepable_claims};
 use super::choose;
 
+pub(crate) mod floors;
+
 #[cfg(test)]
 thread_local! {
     /// Tests only: the components this path was tried on, on this thread.
@@ -188,7 +190,18 @@ pub(crate) fn assign(
                 for (&m, &len) in comp.members.iter().zip(&before) {
                     lists[m as usize].truncate(len);
                 }
-                return false;
+                // The exchanges kept the multiset of loads: the counts still carry the
+                // balance optimum that the exact flow compares against.
+                let inputs = floors::Inputs {
+                    problem,
+                    comp,
+                    member_bit: &member_bit,
+                    racks: racks.len(),
+                    masks: &masks,
+                    keepable: &keepable,
+                    counts: &counts,
+                };
+                return floors::assign(&inputs, lists);
             }
             swaps += 1;
         }
