@@ -73,9 +73,13 @@
 //! carry at least what A keeps. The deal keeps at least F's keep units and is 1–4 optimal:
 //! it is optimal for 1–5. ∎
 //!
-//! When any condition fails (no full flow, a floor short, or a worse balance: the alignment
-//! then costs balance, or the solver's choice among full flows left a floor short), nothing
-//! is written and the caller gives up: the general flow decides, exact in every case.
+//! The check is complete as well: if some balance-optimal assignment aligns every alignable
+//! partition, it is a full flow with saturated floors, so the minimum-cost flow (floors
+//! first, balance next) is one too, at the optimal balance. When any condition fails (no full
+//! flow, a floor short, or a worse balance: the alignment then costs balance), nothing is
+//! written and the caller gives up: the general flow decides, exact in every case. Whether a
+//! full flow exists is decided per topic before the network is built, by a small transport
+//! ([`placeable`]), so the common failure costs no solve.
 //!
 //! # Tie rule (objective 6)
 //!
@@ -94,6 +98,7 @@
 //! member nodes and n convex edges. The deal is O(P_t + claims_t + racks·groups + |Sub(t)|
 //! log |Sub(t)|) per topic. No partition × member product is built.
 
+use super::super::super::aligned::transport::Transport;
 use super::super::super::components::Component;
 use super::super::super::flow::Network;
 use super::super::super::problem::Problem;
@@ -108,6 +113,8 @@ thread_local! {
     pub(crate) static TRIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: the components whose result it certified.
     pub(crate) static CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the components declined before solving, some topic not placeable.
+    pub(crate) static UNPLACEABLE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, the balance equality is not checked.
     pub(crate) static SKIP_BALANCE_CHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: a planted fault, keep edges cost nothing.
@@ -187,6 +194,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let mut base = vec![0i64; n];
     let mut degree = vec![0i32; n];
     let mut supply_total = 0u64;
+    let mut transport = Transport::default();
     for (lt, &t) in comp.topics.iter().enumerate() {
         let masks = &x.masks[lt];
         let subs = &problem.subscribers[t as usize];
@@ -226,6 +234,11 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
                 Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
                 _ => claims.push((i, mask, 1)),
             }
+        }
+        if !placeable(x, lt, &groups, free, &mut transport) {
+            #[cfg(test)]
+            UNPLACEABLE.with(|c| c.set(c.get() + 1));
+            return false;
         }
         let mut pair = vec![false; subs.len()];
         for c in &claims {
@@ -509,6 +522,36 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
         }
     }
     order.next().is_none() && next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+}
+
+/// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be
+/// placed aligned with every subscriber taking at most f_t + [r_t > 0]: a small transport
+/// from the groups to the racks, rack r taking that much per subscriber in it. A flow of full
+/// value exists exactly when this holds in every topic (a keep edge of mask g only reaches a
+/// member in a rack of g, as the rack does; member edges never bind: a member takes at most
+/// one extra per topic with extras, and its edge has that capacity), so the network is not
+/// built in vain where it fails.
+fn placeable(
+    x: &Inputs<'_, '_>,
+    lt: usize,
+    groups: &[(u64, u64)],
+    free: u64,
+    transport: &mut Transport,
+) -> bool {
+    let ceiling = u64::from(x.counts.floor[lt])
+        + u64::from(!x.masks[lt].len().is_multiple_of(x.counts.subs[lt].len()));
+    let mut capacity = vec![0u64; x.racks];
+    let mut present = 0u64;
+    for &lm in &x.counts.subs[lt] {
+        let bit = x.member_bit[lm as usize];
+        present |= bit;
+        capacity[bit.trailing_zeros() as usize] += ceiling;
+    }
+    let mut masks: Vec<u64> = groups.iter().map(|g| g.0).collect();
+    let mut supply: Vec<u64> = groups.iter().map(|g| g.1).collect();
+    masks.push(present);
+    supply.push(free);
+    transport.solve(&masks, &supply, &capacity)
 }
 
 /// An edge capacity, or `None` beyond `i32` (the flow then declines).
