@@ -17,6 +17,7 @@ mod mutation;
 mod oracle;
 mod overlap;
 mod overlap_counts;
+mod overlap_floors;
 mod overlap_racked;
 mod quick;
 mod settled;

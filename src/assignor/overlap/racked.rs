@@ -28,10 +28,14 @@
 //! ([`swap_extras`]): each from a member at load L + 1 that gains nothing from it to one at
 //! load L, so that the two loads trade places. The multiset of loads and the gaining cells
 //! used are unchanged, so the counts stay optimal for step 3, and the topic is dealt again
-//! (a few rounds at most). When that does not help either, or the component's members run
-//! in more than 64 racks, or a topic's partitions fall into more than [`MAX_GROUPS`] masks,
-//! [`assign`] gives up and takes back what it wrote; the caller runs the general flow, which
-//! is exact in every case.
+//! (a few rounds at most). When that does not help either, or a topic's partitions fall into
+//! more than [`MAX_GROUPS`] masks, [`assign`] takes back what it wrote and runs the exact
+//! flow with floors of [`floors`] (every member in a rack): a min-cost flow over counts that
+//! lets members give up keepable claims and move extras jointly with the alignment, accepted
+//! only when it aligns every alignable partition at the balance optimum of the counts. When
+//! that declines too, or the component's members run in more than 64 racks, [`assign`]
+//! returns false with nothing written; the caller runs the general flow, which is exact in
+//! every case.
 //!
 //! # Tie rule (objective 6)
 //!
@@ -41,13 +45,16 @@
 //! over racks (its own order: groups in mask order, racks in name order); each rack's
 //! partitions, ascending, fill its subscribers with room in id order; the partitions that
 //! cannot be aligned, ascending, fill the room left in id order. All of it reads only the
-//! canonical order.
+//! canonical order. Where the exact flow assigns the component, its own tie rule applies
+//! (see [`floors`]).
 //!
 //! # Complexity
 //!
 //! That of [`super::choose`], plus O(P·ρ) for the masks (ρ replicas per partition, each
 //! found among the racks by [`RackBits`]) and one small flow per topic, O(|Sub(t)|²) per
-//! exchange round in the worst case (rounds and exchanges are bounded).
+//! exchange round in the worst case (rounds and exchanges are bounded). When the certificate
+//! fails, that of the exact flow ([`floors`]: one network over counts, never a partition ×
+//! member product).
 
 use super::super::aligned::MAX_GROUPS;
 use super::super::aligned::transport::Transport;
@@ -55,6 +62,8 @@ use super::super::components::Component;
 use super::super::problem::Problem;
 use super::super::racks::{RackBits, keepable_claims};
 use super::choose;
+
+pub(crate) mod floors;
 
 #[cfg(test)]
 thread_local! {
@@ -73,8 +82,9 @@ pub(crate) fn applies(problem: &Problem<'_>, comp: &Component, rack_aware: bool)
 }
 
 /// Assigns `comp` optimally for objectives 1–5 when the certificate of the
-/// [module docs](self) holds, appending to `lists` and returning true; otherwise leaves
-/// `lists` as they were and returns false. Requires [`applies`].
+/// [module docs](self) holds or, failing it, the exact flow of [`floors`] certifies its
+/// result, appending to `lists` and returning true; otherwise leaves `lists` as they were
+/// and returns false. Requires [`applies`].
 pub(crate) fn assign(
     problem: &Problem<'_>,
     comp: &Component,
@@ -188,7 +198,18 @@ pub(crate) fn assign(
                 for (&m, &len) in comp.members.iter().zip(&before) {
                     lists[m as usize].truncate(len);
                 }
-                return false;
+                // The exchanges kept the multiset of loads: the counts still carry the
+                // balance optimum that the exact flow compares against.
+                let inputs = floors::Inputs {
+                    problem,
+                    comp,
+                    member_bit: &member_bit,
+                    racks: racks.len(),
+                    masks: &masks,
+                    keepable: &keepable,
+                    counts: &counts,
+                };
+                return floors::assign(&inputs, lists);
             }
             swaps += 1;
         }

@@ -1,0 +1,560 @@
+//! The exact rack-aware flow over counts for overlapping components, floors included: tried
+//! by [`super`] when its certificate fails, before the general flow of
+//! [`super::super::super::uniform`]. It is the heterogeneous version of the homogeneous path's last
+//! construction (`aligned/floors.rs`): subscribers differ per topic, and the balance of a
+//! member is a convex cost instead of a fixed number of extras.
+//!
+//! # Why
+//!
+//! The racked certificate fixes the counts first (on the keepable claims) and then asks a
+//! per-topic transport to align what is left. It fails where a member must give up one of its
+//! keepable claims so that a partition of another mask can be aligned, or where the extras
+//! must sit with other members than the gaining cells suggest: which claims a member gives
+//! up, and where the extras go, are choices the optimum makes jointly with the alignment.
+//! This network lets every subscriber keep any number of its keepable claims of any mask and
+//! take the rest of its count from its rack's pool, and lets the extras go anywhere.
+//!
+//! # The network
+//!
+//! For every topic t with partitions, subscribers Sub(t), f_t = ⌊P_t/|Sub(t)|⌋ and
+//! r_t = P_t mod |Sub(t)|. A partition's mask is the set of racks of its replicas where some
+//! subscriber of t runs (as [`super`] computes it); L_g counts t's partitions of mask
+//! g ≠ 0, L_0 those of mask 0; a_tmg counts m's keepable claims of t of mask g. Member m runs
+//! in rack ρ(m); B_m = Σ_{t ∋ m} f_t and d_m = #{t ∋ m : r_t > 0}. A *pair* node (t,m) exists
+//! when a_tmg > 0 for some g. Rack nodes (t,r) exist for every rack; only the racks R_t of
+//! t's subscribers are reached.
+//!
+//! ```text
+//! source → group (t,g)        cap L_g                 every partition of mask g ≠ 0
+//! source → free (t)           cap L_0                 those that cannot be aligned
+//! group (t,g) → rack (t,r)    r ∈ g                   aligned placements
+//! free (t) → rack (t,r)       r ∈ R_t                 anywhere
+//! pair subscribers m:
+//!   group (t,g) → (t,m)       cap a_tmg, cost −1      m keeps a claim of mask g (free (t) for g = 0)
+//!   rack (t,ρ(m)) → (t,m)     cap f_t + 1             m takes another partition
+//!   (t,m) → sink              cap f_t                 the floor
+//!   (t,m) → member m          cap 1                   the extra (r_t > 0)
+//! other subscribers, per rack r:
+//!   rack (t,r) → sink         cap f_t · #(such subscribers in r)   their floors
+//!   rack (t,ρ(m)) → member m  cap 1                   the extra (r_t > 0)
+//! member m → sink             convex, cap d_m, k-th unit costs 2(B_m + k) − 1
+//! ```
+//!
+//! Costs are lexicographic ([`super::super::super::flow`]): balance first, keeps last. A flow of
+//! *full value* carries Σ_t P_t. Unlike the homogeneous network, the member edges' capacity
+//! Σ d_m may exceed Σ r_t, so full value alone does not force the floors: the result is
+//! accepted only when every floor edge is saturated too. Such a flow gives every subscriber
+//! f_t or f_t + 1 partitions of t, exactly r_t of them the extra (spread), and member m the
+//! load B_m + e_m (e_m: the units on its member edge), at balance cost Σ (B_m + e_m)² − B_m².
+//!
+//! # Exactness
+//!
+//! **Theorem.** Let every member run in a rack. If the minimum-cost flow F of maximum value
+//! has full value, saturates every floor edge, and Σ_m (B_m + e_m)² equals Σ_m load_m² of the
+//! counts of [`super::super::choose`], the deal below is optimal for objectives 1–5.
+//!
+//! *Proof sketch.* (1) The deal realises F: each pair subscriber keeps, per mask, as many of
+//! its keepable claims as its keep edge carries; by conservation at the group and rack nodes
+//! the partitions left over of each group split over the racks as F sends them, and each
+//! rack's partitions fill exactly what its subscribers take (f_t plus the extra, or the pool
+//! edge's units). Every partition of mask g ≠ 0 reaches a member through a rack of g or a keep
+//! edge of mask g, whose owner runs in a rack of g (keepable): every alignable partition is
+//! aligned. (2) [`super::super::choose`] is balance-optimal and balance depends on the counts alone,
+//! so F's result is balance-optimal and aligns every alignable partition: the optimum of
+//! objective 4 among balance-optimal assignments is all alignable partitions, and every
+//! assignment A optimal for 1–4 is balance-optimal and aligns them all. (3) Every such A is a
+//! full flow with saturated floors of cost (its balance, −its kept claims): every claim A
+//! keeps is keepable (a kept alignable partition is aligned with its owner), so it goes over
+//! its owner's keep edge; any other partition p of t given to m goes from p's group (or the
+//! free node) to ρ(m), which is in p's mask when the mask is not 0 (A aligns p) and in R_t
+//! always, then through m's pool edge or, for a subscriber with no pair node (it keeps nothing
+//! of t), to the sink or its extra edge; every capacity holds. (4) F is minimal among all full
+//! flows, A's flow among them; the balance parts are equal (both optimal), so F's keep edges
+//! carry at least what A keeps. The deal keeps at least F's keep units and is 1–4 optimal:
+//! it is optimal for 1–5. ∎
+//!
+//! The check is complete as well: if some balance-optimal assignment aligns every alignable
+//! partition, it is a full flow with saturated floors, so the minimum-cost flow (floors
+//! first, balance next) is one too, at the optimal balance. When any condition fails (no full
+//! flow, a floor short, or a worse balance: the alignment then costs balance), nothing is
+//! written and the caller gives up: the general flow decides, exact in every case. Whether a
+//! full flow exists is decided per topic before the network is built, by a small transport
+//! ([`placeable`]), so the common failure costs no solve.
+//!
+//! # Tie rule (objective 6)
+//!
+//! The solver's minimum-cost flow on the network built in topic, mask, rack and member-id
+//! order (deterministic, see [`super::super::super::flow`]). Per topic: every pair subscriber keeps,
+//! for each mask, the lowest-numbered of its keepable claims of that mask, as many as its
+//! keep edge carries; the partitions not kept, by group (masks ascending, the free node
+//! last), ascending, go to the racks in the amounts the flow sends, each rack taking from each
+//! group in turn its lowest ones; a rack's partitions, ascending, fill its subscribers in id
+//! order, each as many as the flow brings it. All of it reads the canonical order only.
+//!
+//! # Complexity
+//!
+//! Per topic: groups + 1 + racks + (pair subscribers) nodes; groups·racks + racks +
+//! |Sub(t)| + 3·(pair subscribers) + Σ (distinct masks of a subscriber's claims) edges; plus n
+//! member nodes and n convex edges. The deal is O(P_t + claims_t + racks·groups + |Sub(t)|
+//! log |Sub(t)|) per topic. No partition × member product is built.
+
+use super::super::super::aligned::transport::Transport;
+use super::super::super::components::Component;
+use super::super::super::flow::Network;
+use super::super::super::problem::Problem;
+use super::super::super::warm::warm_wanted;
+use super::super::Counts;
+
+mod preset;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the components this flow was tried on, on this thread.
+    pub(crate) static TRIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the components whose result it certified.
+    pub(crate) static CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the components declined before solving, some topic not placeable.
+    pub(crate) static UNPLACEABLE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: a planted fault, the balance equality is not checked.
+    pub(crate) static SKIP_BALANCE_CHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, keep edges cost nothing.
+    pub(crate) static FREE_KEEPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The cost of a unit on a floor edge: first of all, a full flow fills as many floors as it
+/// can, so that one filling them all is found whenever one exists.
+const FLOOR_COST: [i8; 4] = [-1, 0, 0, 0];
+
+/// What the flow reads of a component, as [`super`] computed it.
+pub(super) struct Inputs<'a, 'p> {
+    pub problem: &'a Problem<'p>,
+    pub comp: &'a Component,
+    /// Per local member: its rack's bit (0 without a rack: the flow then declines).
+    pub member_bit: &'a [u64],
+    /// How many racks the component's members run in.
+    pub racks: usize,
+    /// Per local topic: every partition's mask among its subscribers' racks.
+    pub masks: &'a [Vec<u64>],
+    /// Per topic: the keepable claims (partition, member), ascending by partition.
+    pub keepable: &'a [Vec<(i32, u32)>],
+    /// Balance-optimal counts of [`super::super::choose`]: their floors, subscribers and loads.
+    pub counts: &'a Counts,
+}
+
+/// One topic of the network and, once solved, how it is dealt.
+struct TopicFlow {
+    /// Index of the topic in `comp.topics`.
+    lt: usize,
+    topic: u32,
+    floor: u32,
+    /// Distinct non-zero masks of the topic's partitions, ascending, with their counts.
+    groups: Vec<(u64, u64)>,
+    /// Partitions of mask 0.
+    free: u64,
+    /// (subscriber index, mask, keepable claims of that mask), ascending.
+    claims: Vec<(u32, u64, u64)>,
+    /// Per claim entry: its keep edge; once solved, `kept` holds its units.
+    keep_edge: Vec<usize>,
+    kept: Vec<u64>,
+    /// Per subscriber index: whether it has a pair node.
+    pair: Vec<bool>,
+    /// Per subscriber index: its pool edge (pair subscribers) or extra edge (others), if any.
+    pool_edge: Vec<Option<usize>>,
+    /// Per subscriber index: its floor edge (pair subscribers with f_t > 0).
+    floor_edge: Vec<Option<usize>>,
+    /// Per subscriber index: its extra edge, (t,m) → member m (pair subscribers, r_t > 0);
+    /// for the others the pool edge is the extra edge.
+    extra_edge: Vec<Option<usize>>,
+    /// Per rack: the floor edge of its subscribers with no pair node, if any.
+    plain_floor: Vec<Option<usize>>,
+    /// Per group (the free node last, if it has partitions): its edge from the source.
+    source_edge: Vec<usize>,
+    /// Per subscriber index, once solved: the partitions it takes from its rack.
+    takes: Vec<u64>,
+    /// (group, rack, edge) of each edge from a group (the free node as group `groups.len()`)
+    /// to a rack; once solved, `amount` holds the units at `g * racks + r`.
+    to_rack: Vec<(usize, usize, usize)>,
+    amount: Vec<u64>,
+}
+
+/// Assigns the component as the network of the [module docs](self) says when the theorem's
+/// conditions hold, appending to `lists` and returning true; otherwise leaves `lists` as
+/// they were and returns false.
+pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool {
+    #[cfg(test)]
+    TRIED.with(|c| c.set(c.get() + 1));
+    let (problem, comp, counts) = (x.problem, x.comp, x.counts);
+    let n = comp.members.len();
+    if n == 0 || x.member_bit.contains(&0) {
+        return false;
+    }
+    let racks = x.racks;
+    let rack_of = |lm: u32| x.member_bit[lm as usize].trailing_zeros() as usize;
+    let mut plans: Vec<TopicFlow> = Vec::with_capacity(comp.topics.len());
+    let mut base = vec![0i64; n];
+    let mut degree = vec![0i32; n];
+    let mut supply_total = 0u64;
+    let mut transport = Transport::default();
+    for (lt, &t) in comp.topics.iter().enumerate() {
+        let masks = &x.masks[lt];
+        let subs = &problem.subscribers[t as usize];
+        let floor = counts.floor[lt];
+        let has_extra = !masks.len().is_multiple_of(subs.len());
+        for &lm in &counts.subs[lt] {
+            base[lm as usize] += i64::from(floor);
+            degree[lm as usize] += i32::from(has_extra);
+        }
+        if masks.is_empty() {
+            continue;
+        }
+        supply_total += masks.len() as u64;
+        let mut groups: Vec<(u64, u64)> = Vec::new();
+        let mut free = 0u64;
+        for &mask in masks {
+            if mask == 0 {
+                free += 1;
+                continue;
+            }
+            match groups.binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => groups[g].1 += 1,
+                Err(g) => groups.insert(g, (mask, 1)),
+            }
+        }
+        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(x.keepable[t as usize].len());
+        for &(p, m) in &x.keepable[t as usize] {
+            let Ok(i) = subs.binary_search(&m) else {
+                return false;
+            };
+            pairs.push((i as u32, masks[p as usize]));
+        }
+        pairs.sort_unstable();
+        let mut claims: Vec<(u32, u64, u64)> = Vec::new();
+        for (i, mask) in pairs {
+            match claims.last_mut() {
+                Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
+                _ => claims.push((i, mask, 1)),
+            }
+        }
+        if !placeable(x, lt, &groups, free, &mut transport) {
+            #[cfg(test)]
+            UNPLACEABLE.with(|c| c.set(c.get() + 1));
+            return false;
+        }
+        let mut pair = vec![false; subs.len()];
+        for c in &claims {
+            pair[c.0 as usize] = true;
+        }
+        plans.push(TopicFlow {
+            lt,
+            topic: t,
+            floor,
+            groups,
+            free,
+            claims,
+            keep_edge: Vec::new(),
+            kept: Vec::new(),
+            pair,
+            pool_edge: vec![None; subs.len()],
+            floor_edge: vec![None; subs.len()],
+            extra_edge: vec![None; subs.len()],
+            plain_floor: Vec::new(),
+            source_edge: Vec::new(),
+            takes: vec![0; subs.len()],
+            to_rack: Vec::new(),
+            amount: Vec::new(),
+        });
+    }
+
+    // Node numbers rise along every edge (the solver's cold start needs a DAG in order): per
+    // topic its groups, the free node, its racks, then its pair nodes; then members, sink.
+    let mut blocks = Vec::with_capacity(plans.len());
+    let mut next = 1u64;
+    for plan in &plans {
+        blocks.push(next);
+        let pairs = plan.pair.iter().filter(|&&p| p).count();
+        next += (plan.groups.len() + 1 + racks + pairs) as u64;
+    }
+    let Some(member_base) = u32::try_from(next)
+        .ok()
+        .filter(|b| b.checked_add(n as u32 + 1).is_some())
+    else {
+        return false;
+    };
+    let sink = member_base + n as u32;
+    let source = 0u32;
+    let mut net = Network::new(sink as usize + 1);
+    #[cfg(test)]
+    let free_keeps = FREE_KEEPS.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let free_keeps = false;
+    let keep_cost = if free_keeps { [0; 4] } else { [0, 0, 0, -1] };
+    // Every floor edge with its capacity: a full flow must saturate them all.
+    let mut floor_edges: Vec<(usize, i32)> = Vec::new();
+    for (plan, &block) in plans.iter_mut().zip(&blocks) {
+        let block = block as u32;
+        let lt = plan.lt;
+        let subs = &counts.subs[lt];
+        let k = plan.groups.len();
+        let free = block + k as u32;
+        let rack = |r: usize| free + 1 + r as u32;
+        let floor = u64::from(plan.floor);
+        let has_extra = !x.masks[lt].len().is_multiple_of(subs.len());
+        let present = subs
+            .iter()
+            .fold(0u64, |acc, &lm| acc | x.member_bit[lm as usize]);
+        for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
+            let Some(c) = cap(supply) else { return false };
+            plan.source_edge
+                .push(net.edge(source, block + g as u32, c, [0; 4]));
+            let mut bits = mask;
+            while bits != 0 {
+                let r = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let id = net.edge(block + g as u32, rack(r), c, [0; 4]);
+                plan.to_rack.push((g, r, id));
+            }
+        }
+        if plan.free > 0 {
+            let Some(c) = cap(plan.free) else {
+                return false;
+            };
+            plan.source_edge.push(net.edge(source, free, c, [0; 4]));
+            let mut bits = present;
+            while bits != 0 {
+                let r = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let id = net.edge(free, rack(r), c, [0; 4]);
+                plan.to_rack.push((k, r, id));
+            }
+        }
+        // Floors of the subscribers with no pair node, per rack.
+        let mut plain = vec![0u64; racks];
+        let mut claims = plan.claims.iter().peekable();
+        let mut pair = rack(racks);
+        for (i, &lm) in subs.iter().enumerate() {
+            let into = member_base + lm;
+            let pool = rack(rack_of(lm));
+            if !plan.pair[i] {
+                plain[rack_of(lm)] += 1;
+                if has_extra {
+                    plan.pool_edge[i] = Some(net.edge(pool, into, 1, [0; 4]));
+                }
+                continue;
+            }
+            let Some(c) = cap(floor + 1) else {
+                return false;
+            };
+            plan.pool_edge[i] = Some(net.edge(pool, pair, c, [0; 4]));
+            while let Some(&(_, mask, count)) = claims.next_if(|c| c.0 == i as u32) {
+                let from = if mask == 0 {
+                    free
+                } else {
+                    match plan.groups.binary_search_by_key(&mask, |g| g.0) {
+                        Ok(g) => block + g as u32,
+                        Err(_) => return false,
+                    }
+                };
+                let Some(c) = cap(count) else { return false };
+                plan.keep_edge.push(net.edge(from, pair, c, keep_cost));
+            }
+            if floor > 0 {
+                let Some(c) = cap(floor) else { return false };
+                let id = net.edge(pair, sink, c, FLOOR_COST);
+                plan.floor_edge[i] = Some(id);
+                floor_edges.push((id, c));
+            }
+            if has_extra {
+                plan.extra_edge[i] = Some(net.edge(pair, into, 1, [0; 4]));
+            }
+            pair += 1;
+        }
+        plan.plain_floor = vec![None; racks];
+        for (r, &count) in plain.iter().enumerate() {
+            if floor > 0 && count > 0 {
+                let Some(c) = cap(floor * count) else {
+                    return false;
+                };
+                let id = net.edge(rack(r), sink, c, FLOOR_COST);
+                plan.plain_floor[r] = Some(id);
+                floor_edges.push((id, c));
+            }
+        }
+    }
+    let member_edge: Vec<Option<usize>> = (0..n)
+        .map(|lm| {
+            (degree[lm] > 0)
+                .then(|| net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]))
+        })
+        .collect();
+    if warm_wanted() {
+        for plan in &plans {
+            preset::propose(&mut net, plan, x, &member_edge);
+        }
+    }
+    let value = net.solve(source, sink);
+    if u64::try_from(value).ok() != Some(supply_total)
+        || floor_edges.iter().any(|&(id, c)| net.flow(id) != c)
+    {
+        return false;
+    }
+    // Balance: the flow's loads against the balance optimum of the counts.
+    let flow_balance: i64 = (0..n)
+        .map(|lm| base[lm] + member_edge[lm].map_or(0, |id| i64::from(net.flow(id))))
+        .map(|load| load * load)
+        .sum();
+    let optimum: i64 = counts.load.iter().map(|&load| load * load).sum();
+    #[cfg(test)]
+    let skip_balance = SKIP_BALANCE_CHECK.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let skip_balance = false;
+    if flow_balance != optimum && !skip_balance {
+        return false;
+    }
+    for plan in &mut plans {
+        let floor = u64::from(plan.floor);
+        for i in 0..plan.pair.len() {
+            let units = plan.pool_edge[i].map_or(0, |id| net.flow(id) as u64);
+            plan.takes[i] = if plan.pair[i] { units } else { floor + units };
+        }
+        plan.kept = plan
+            .keep_edge
+            .iter()
+            .map(|&id| net.flow(id) as u64)
+            .collect();
+        plan.amount = vec![0; (plan.groups.len() + 1) * racks];
+        for &(g, r, id) in &plan.to_rack {
+            plan.amount[g * racks + r] = net.flow(id) as u64;
+        }
+    }
+    let before: Vec<usize> = comp
+        .members
+        .iter()
+        .map(|&m| lists[m as usize].len())
+        .collect();
+    for plan in &plans {
+        if !deal(x, plan, lists) {
+            for (&m, &len) in comp.members.iter().zip(&before) {
+                lists[m as usize].truncate(len);
+            }
+            return false;
+        }
+    }
+    #[cfg(test)]
+    CERTIFIED.with(|c| c.set(c.get() + 1));
+    true
+}
+
+/// Deals one solved topic as the tie rule of the [module docs](self) says; `false` if the
+/// flow's counts do not add up (conservation rules it out).
+fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> bool {
+    let t = plan.topic;
+    let masks = &x.masks[plan.lt];
+    let subs_local = &x.counts.subs[plan.lt];
+    let subs = &x.problem.subscribers[t as usize];
+    let racks = x.racks;
+    let mut taken = vec![false; masks.len()];
+    // Units each claim entry still keeps.
+    let mut left: Vec<u64> = plan.kept.clone();
+    for &(p, m) in &x.keepable[t as usize] {
+        let Ok(i) = subs.binary_search(&m) else {
+            return false;
+        };
+        let mask = masks[p as usize];
+        if let Ok(e) = plan
+            .claims
+            .binary_search_by_key(&(i as u32, mask), |c| (c.0, c.1))
+            && left[e] > 0
+        {
+            left[e] -= 1;
+            taken[p as usize] = true;
+            lists[m as usize].push((t, p));
+        }
+    }
+    if left.iter().any(|&u| u > 0) {
+        return false;
+    }
+    let k = plan.groups.len();
+    let mut groups: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
+    for (p, &mask) in masks.iter().enumerate() {
+        if taken[p] {
+            continue;
+        }
+        let g = if mask == 0 {
+            k
+        } else {
+            match plan.groups.binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => g,
+                Err(_) => return false,
+            }
+        };
+        groups[g].push(p as i32);
+    }
+    // Subscriber indices by rack, then id (a stable sort of the ascending indices).
+    let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
+    let mut order: Vec<u32> = (0..subs.len() as u32).collect();
+    order.sort_by_key(|&i| rack_of(i));
+    let mut order = order.iter().peekable();
+    let mut next = vec![0usize; k + 1];
+    let mut bucket: Vec<i32> = Vec::new();
+    for r in 0..racks {
+        bucket.clear();
+        for (g, group) in groups.iter().enumerate() {
+            let amount = plan.amount[g * racks + r] as usize;
+            let Some(slice) = group.get(next[g]..next[g] + amount) else {
+                return false;
+            };
+            bucket.extend_from_slice(slice);
+            next[g] += amount;
+        }
+        bucket.sort_unstable();
+        let mut from = bucket.iter();
+        while let Some(&i) = order.next_if(|&&i| rack_of(i) as usize == r) {
+            let list = &mut lists[subs[i as usize] as usize];
+            let want = plan.takes[i as usize] as usize;
+            let before = from.len();
+            list.extend(from.by_ref().take(want).map(|&p| (t, p)));
+            if before - from.len() != want {
+                return false;
+            }
+        }
+        if from.next().is_some() {
+            return false;
+        }
+    }
+    order.next().is_none() && next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+}
+
+/// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be
+/// placed aligned with every subscriber taking at most f_t + [r_t > 0]: a small transport
+/// from the groups to the racks, rack r taking that much per subscriber in it. A flow of full
+/// value exists exactly when this holds in every topic (a keep edge of mask g only reaches a
+/// member in a rack of g, as the rack does; member edges never bind: a member takes at most
+/// one extra per topic with extras, and its edge has that capacity), so the network is not
+/// built in vain where it fails.
+fn placeable(
+    x: &Inputs<'_, '_>,
+    lt: usize,
+    groups: &[(u64, u64)],
+    free: u64,
+    transport: &mut Transport,
+) -> bool {
+    let ceiling = u64::from(x.counts.floor[lt])
+        + u64::from(!x.masks[lt].len().is_multiple_of(x.counts.subs[lt].len()));
+    let mut capacity = vec![0u64; x.racks];
+    let mut present = 0u64;
+    for &lm in &x.counts.subs[lt] {
+        let bit = x.member_bit[lm as usize];
+        present |= bit;
+        capacity[bit.trailing_zeros() as usize] += ceiling;
+    }
+    let mut masks: Vec<u64> = groups.iter().map(|g| g.0).collect();
+    let mut supply: Vec<u64> = groups.iter().map(|g| g.1).collect();
+    masks.push(present);
+    supply.push(free);
+    transport.solve(&masks, &supply, &capacity)
+}
+
+/// An edge capacity, or `None` beyond `i32` (the flow then declines).
+fn cap(units: u64) -> Option<i32> {
+    i32::try_from(units).ok()
+}
