@@ -190,3 +190,80 @@ fn planted_faults_are_caught_on_spread_claims() {
     println!("planted faults caught: loads {loads} of 150, racks {racks} of 150");
     assert!(loads >= 20 && racks >= 20, "loads {loads}, racks {racks}");
 }
+
+/// Claims handed from member to member across topics: loads unchanged, spread broken.
+fn swapped(rng: &mut Rng, mut spec: GroupSpec) -> GroupSpec {
+    for _ in 0..3 {
+        let n = spec.members.len();
+        let (a, b) = (rng.below(n as u64) as usize, rng.below(n as u64) as usize);
+        if a == b || spec.members[a].owned.is_empty() || spec.members[b].owned.is_empty() {
+            continue;
+        }
+        let i = rng.below(spec.members[a].owned.len() as u64) as usize;
+        let j = rng.below(spec.members[b].owned.len() as u64) as usize;
+        let (Some(p), Some(q)) = (
+            spec.members[a].owned[i].partitions.pop(),
+            spec.members[b].owned[j].partitions.pop(),
+        ) else {
+            continue;
+        };
+        let (ta, tb) = (
+            spec.members[a].owned[i].topic.clone(),
+            spec.members[b].owned[j].topic.clone(),
+        );
+        spec.members[a].owned.push(OwnedPartitions {
+            topic: tb,
+            partitions: vec![q],
+        });
+        spec.members[b].owned.push(OwnedPartitions {
+            topic: ta,
+            partitions: vec![p],
+        });
+    }
+    spec
+}
+
+#[test]
+fn claims_breaking_spread_are_not_settled() {
+    // Two members, two topics of two partitions: A owns all of T1, B all of T2. Complete and
+    // balanced, but each should have one partition of each topic.
+    let mut a = member("A", &["T1", "T2"]);
+    a.owned = vec![OwnedPartitions {
+        topic: "T1".into(),
+        partitions: vec![0, 1],
+    }];
+    let mut b = member("B", &["T1", "T2"]);
+    b.owned = vec![OwnedPartitions {
+        topic: "T2".into(),
+        partitions: vec![0, 1],
+    }];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 2), topic("T2", 2)],
+        members: vec![a, b],
+    };
+    let at = settled();
+    let got = UniformV2.assign(&spec).unwrap();
+    assert_eq!(settled(), at, "spread-breaking claims settled");
+    assert_eq!(score(&spec, &got).map(|s| s.2), Some(2), "{got:?}");
+
+    // Random balanced spread claims with claims swapped across topics.
+    let mut rng = Rng(99);
+    for case in 0..200 {
+        let n = 2 + rng.below(10) as usize;
+        let base = spread_claims(&mut rng, n, 2 + case % 3, case % 2 == 0, true);
+        let spec = swapped(&mut rng, base);
+        let fast = UniformV2.assign(&spec).unwrap();
+        assert!(
+            score(&spec, &fast).is_some(),
+            "case {case}: {}",
+            spec.to_json()
+        );
+        assert_eq!(
+            fast,
+            without_shortcut(&spec),
+            "case {case}: {}",
+            spec.to_json()
+        );
+    }
+}
