@@ -1,0 +1,134 @@
+//! The extras of a homogeneous component before any choice: per topic with r_t > 0, the
+//! members that gain from its extra (more than f_t claims), and q, s of the
+//! [parent module](super).
+
+use super::super::components::Component;
+use super::super::problem::Problem;
+#[cfg(test)]
+use super::planted;
+use super::{TopicExtras, rotation};
+
+/// The topics of a homogeneous component that have extras, before any choice.
+pub(crate) struct Extras {
+    /// Per topic with extras (in `comp.topics` order): its extras and gaining members
+    /// (local ids, ascending), nothing chosen yet unless [`quick_extras`](super::quick_extras) chose.
+    pub(super) topics: Vec<TopicExtras>,
+    /// q = ⌊E/n⌋, where E is the number of extras of all topics.
+    pub(super) q: u32,
+    /// s = E mod n.
+    pub(super) s: u32,
+}
+
+impl Extras {
+    /// The extras of `comp` with previous owners `owners`.
+    pub(crate) fn new(
+        problem: &Problem<'_>,
+        comp: &Component,
+        owners: &[Vec<(i32, u32)>],
+    ) -> Extras {
+        let (topics, q, s) = topic_extras(problem, comp, owners);
+        Extras { topics, q, s }
+    }
+
+    /// Chooses the rotation, whoever gains ([`Choice::Rotation`]).
+    pub(crate) fn rotate(&mut self, n: usize) {
+        rotation(&mut self.topics, n);
+    }
+
+    /// The topics, with the members [`quick_extras`](super::quick_extras) chose.
+    pub(crate) fn topics(&self) -> &[TopicExtras] {
+        &self.topics
+    }
+
+    /// Forgets what was chosen, so that another choice can start from the same extras.
+    pub(crate) fn clear_chosen(&mut self) {
+        for x in &mut self.topics {
+            x.chosen.clear();
+        }
+    }
+}
+
+/// Per topic with extras (in `comp.topics` order): its extras and gaining members (local
+/// ids, ascending), nothing chosen yet; then q = ⌊E/n⌋ and s = E mod n.
+pub(super) fn topic_extras(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+) -> (Vec<TopicExtras>, u32, u32) {
+    let n = comp.members.len();
+    let index = comp.local_index(problem.members.len());
+    let local = |m: u32| index.get(comp, m) as u32;
+    // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
+    let mut topics: Vec<TopicExtras> = Vec::new();
+    let mut count = vec![0u32; n];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut total_extras = 0u64;
+    for &t in &comp.topics {
+        let partitions = problem.partitions(t);
+        let floor = partitions / n as u32;
+        let extra = partitions % n as u32;
+        if extra == 0 {
+            continue;
+        }
+        total_extras += u64::from(extra);
+        let claims = &owners[t as usize];
+        let mut gaining: Vec<u32>;
+        if floor == 0 {
+            // Every owner gains: listed at its first partition, and the counts (only "seen"
+            // flags here) are reset through the gaining members, with no list of the touched.
+            gaining = Vec::with_capacity(claims.len().min(n));
+            for &(_, m) in claims {
+                let lm = local(m);
+                let c = &mut count[lm as usize];
+                if *c == 0 {
+                    gaining.push(lm);
+                }
+                *c += 1;
+            }
+            // Owners come by partition; after a balanced deal they usually come by member too.
+            if !gaining.is_sorted() {
+                gaining.sort_unstable();
+            }
+            for &lm in &gaining {
+                count[lm as usize] = 0;
+            }
+        } else {
+            for &(_, m) in claims {
+                let lm = local(m);
+                if count[lm as usize] == 0 {
+                    touched.push(lm);
+                }
+                count[lm as usize] += 1;
+            }
+            gaining = touched
+                .iter()
+                .copied()
+                .filter(|&lm| count[lm as usize] > floor)
+                .collect();
+            gaining.sort_unstable();
+            // Owners that do not gain must be reset too.
+            #[cfg(test)]
+            let reset = if planted::RESET_BY_GAINING.get() {
+                &gaining
+            } else {
+                &touched
+            };
+            #[cfg(not(test))]
+            let reset = &touched;
+            for &lm in reset {
+                count[lm as usize] = 0;
+            }
+            touched.clear();
+        }
+        topics.push(TopicExtras {
+            topic: t,
+            extra,
+            gaining,
+            chosen: Vec::new(),
+        });
+    }
+    let q = (total_extras / n as u64) as u32;
+    let s = (total_extras % n as u64) as u32;
+
+    (topics, q, s)
+}
