@@ -36,13 +36,14 @@
 //! floors](floors) decides (on components of [`FINAL_REFUSAL_MIN_MEMBERS`] or more racked
 //! members with some topic of f_t > 0 it runs straight after the greedy: it succeeds
 //! whenever the flow of extras would, since a flow of full value there is an assignment
-//! that is balance-optimal and aligns every alignable partition): it lets every member keep any of its keepable claims in every
-//! topic, and is exact wherever it has a flow of full value (none means that no assignment
-//! aligns every alignable partition). Otherwise [`assign`] gives up, writes nothing, and the
-//! caller runs the general flow, which is exact in every case. It also gives up when the component's
-//! members run in more than 64 racks or a topic's partitions fall into more than
-//! [`MAX_GROUPS`] masks (keeping the small flows small), the latter checked before anything
-//! else is done.
+//! that is balance-optimal and aligns every alignable partition): it lets every member keep
+//! any of its keepable claims in every topic, and is exact wherever it has a flow of full
+//! value (none means that no assignment aligns every alignable partition). Otherwise
+//! [`assign`] gives up, writes nothing, and the caller runs the general flow, which is exact
+//! in every case. It also gives up when the component's members run in more than 64 racks
+//! or a topic's partitions fall into more than [`MAX_GROUPS`] masks (keeping the small flows
+//! small), the latter checked before anything else is done (with at most 8 racks no topic
+//! can have that many).
 //!
 //! # Choosing extras that leave alignable partitions alignable
 //!
@@ -81,8 +82,8 @@
 //! # Complexity
 //!
 //! O(P·ρ + claims + Σ_t |Sub(t)|) for masks (ρ replicas per partition, one lookup by
-//! [`RackBits`] each), the choice of extras as in [`super::homogeneous`] plus one small flow per topic
-//! (at most [`MAX_GROUPS`] masks × R racks, each augmentation placing at least one
+//! [`RackBits`] each), the choice of extras as in [`super::homogeneous`] plus one small flow
+//! per topic (at most [`MAX_GROUPS`] masks × R racks, each augmentation placing at least one
 //! partition); an exchange costs O(n) plus a few small flows, one across topics also
 //! O(P_j) per earlier topic looked at, and exchanges are bounded per topic. No partition ×
 //! member product is built.

@@ -11,7 +11,8 @@ use super::{TopicExtras, rotation};
 /// The topics of a homogeneous component that have extras, before any choice.
 pub(crate) struct Extras {
     /// Per topic with extras (in `comp.topics` order): its extras and gaining members
-    /// (local ids, ascending), nothing chosen yet unless [`quick_extras`](super::quick_extras) chose.
+    /// (local ids, ascending), nothing chosen yet unless
+    /// [`quick_extras`](super::quick_extras) chose.
     pub(super) topics: Vec<TopicExtras>,
     /// q = ⌊E/n⌋, where E is the number of extras of all topics.
     pub(super) q: u32,
