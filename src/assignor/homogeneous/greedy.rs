@@ -69,30 +69,16 @@ pub(super) fn greedy_extras(
             ranking.touch(lm);
         }
         ranking.thresholds(&received, topics_left, plus_left == 0);
+        let fresh = |lm: usize| {
+            let (got, gaining, left) = (received[lm], gaining_flag[lm], gain_left[lm]);
+            rank(lm, got, q, plus_left, gaining, left, topics_left)
+        };
         for lm in ranking.drain() {
-            let lm = lm as usize;
-            keys[lm] = rank(
-                lm,
-                received[lm],
-                q,
-                plus_left,
-                gaining_flag[lm],
-                gain_left[lm],
-                topics_left,
-            );
+            keys[lm as usize] = fresh(lm as usize);
         }
         #[cfg(test)]
         for (lm, &key) in keys.iter().enumerate() {
-            let fresh = rank(
-                lm,
-                received[lm],
-                q,
-                plus_left,
-                gaining_flag[lm],
-                gain_left[lm],
-                topics_left,
-            );
-            assert_eq!(key, fresh, "topic {i}: member {lm}'s kept key is stale");
+            assert_eq!(key, fresh(lm), "topic {i}: member {lm}'s kept key is stale");
         }
         let r = x.extra as usize;
         top_keys(&keys, r, &mut top);
