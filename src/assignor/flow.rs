@@ -62,6 +62,11 @@ use std::collections::BTreeMap;
 
 mod certify;
 
+/// An edge capacity for `units`, or `None` beyond `i32` (the callers' networks then decline).
+pub(crate) fn capacity(units: u64) -> Option<i32> {
+    i32::try_from(units).ok()
+}
+
 /// A lexicographic cost: earlier components dominate later ones.
 pub(crate) type Cost = [i64; 4];
 

@@ -395,6 +395,24 @@ fn balanced(proposal: &Proposal, base: &[i64], degree: &[i32]) -> Option<i64> {
         .then_some(level)
 }
 
+/// Per local member: its convex edge from node `member_base + lm` to `sink`, carrying its
+/// extras (at most `degree[lm]`, the k-th costing the load B_m + k above `base[lm]`), or
+/// `None` for a member with no topic that has extras.
+fn member_edges(
+    net: &mut Network,
+    member_base: u32,
+    sink: u32,
+    degree: &[i32],
+    base: &[i64],
+) -> Vec<Option<usize>> {
+    (0..degree.len())
+        .map(|lm| {
+            (degree[lm] > 0)
+                .then(|| net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]))
+        })
+        .collect()
+}
+
 /// The extras by the min-cost flow of the [module docs](self), warm-started with `proposal`:
 /// per topic, the indices of the subscribers given its extra.
 fn solve_extras(
@@ -435,12 +453,7 @@ fn solve_extras(
             first_cell[lt] = first_cell[lt].min(id);
         }
     }
-    let member_edge: Vec<Option<usize>> = (0..n)
-        .map(|lm| {
-            (degree[lm] > 0)
-                .then(|| net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]))
-        })
-        .collect();
+    let member_edge = member_edges(&mut net, member_base, sink, degree, base);
     if warm_wanted() {
         for (lt, &first) in first_cell.iter().enumerate() {
             if first == usize::MAX {

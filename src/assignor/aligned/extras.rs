@@ -97,7 +97,7 @@
 //! member product is built.
 
 use super::super::components::{Component, LocalIndex};
-use super::super::flow::Network;
+use super::super::flow::{Network, capacity as cap};
 use super::super::homogeneous::TopicExtras;
 use super::fit::{Fit, TopicState};
 
@@ -527,9 +527,4 @@ pub(super) fn deal_open(
         lists[comp.members[lm as usize] as usize].push((t, p));
     }
     true
-}
-
-/// An edge capacity, or `None` beyond `i32` (the path then declines).
-fn cap(units: u64) -> Option<i32> {
-    i32::try_from(units).ok()
 }

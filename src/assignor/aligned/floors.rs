@@ -87,7 +87,7 @@
 //! The deal is O(P_t + claims_t + racks·groups) per topic. No partition × member product is
 //! built.
 
-use super::super::flow::Network;
+use super::super::flow::{Network, capacity as cap};
 use super::Context;
 
 /// One topic of the network and, once solved, how it is dealt.
@@ -421,11 +421,6 @@ fn distinct_members(claims: &[(u32, u64, u64)]) -> usize {
         .enumerate()
         .filter(|&(i, x)| i == 0 || claims[i - 1].0 != x.0)
         .count()
-}
-
-/// An edge capacity, or `None` beyond `i32` (the path then declines).
-fn cap(units: u64) -> Option<i32> {
-    i32::try_from(units).ok()
 }
 
 /// Test-only count of components assigned by this network on the current thread.

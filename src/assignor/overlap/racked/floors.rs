@@ -100,7 +100,7 @@
 
 use super::super::super::aligned::transport::Transport;
 use super::super::super::components::Component;
-use super::super::super::flow::Network;
+use super::super::super::flow::{Network, capacity as cap};
 use super::super::super::problem::Problem;
 use super::super::super::warm::warm_wanted;
 use super::super::Counts;
@@ -380,12 +380,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             }
         }
     }
-    let member_edge: Vec<Option<usize>> = (0..n)
-        .map(|lm| {
-            (degree[lm] > 0)
-                .then(|| net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]))
-        })
-        .collect();
+    let member_edge = super::super::member_edges(&mut net, member_base, sink, &degree, &base);
     if warm_wanted() {
         for plan in &plans {
             preset::propose(&mut net, plan, x, &member_edge);
@@ -552,9 +547,4 @@ fn placeable(
     masks.push(present);
     supply.push(free);
     transport.solve(&masks, &supply, &capacity)
-}
-
-/// An edge capacity, or `None` beyond `i32` (the flow then declines).
-fn cap(units: u64) -> Option<i32> {
-    i32::try_from(units).ok()
 }
