@@ -382,8 +382,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     }
     let member_edge = super::super::member_edges(&mut net, member_base, sink, &degree, &base);
     if warm_wanted() {
+        let mut load = counts.load.clone();
         for plan in &plans {
-            preset::propose(&mut net, plan, x, &member_edge);
+            preset::propose(&mut net, plan, x, &member_edge, &mut load);
         }
     }
     let value = net.solve(source, sink);
