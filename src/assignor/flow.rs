@@ -281,7 +281,7 @@ impl Network {
                 let e = e as usize;
                 let a = &self.added[e / 2];
                 let c = a.cost;
-                if e % 2 == 0 {
+                if e & 1 == 0 {
                     Arc {
                         to: a.to,
                         rev: slot[e + 1],
