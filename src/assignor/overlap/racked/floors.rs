@@ -100,12 +100,14 @@
 
 use super::super::super::aligned::transport::Transport;
 use super::super::super::components::Component;
+#[cfg(test)]
+use super::super::super::flow;
 use super::super::super::flow::{Network, capacity as cap};
 use super::super::super::problem::Problem;
 use super::super::super::warm::warm_wanted;
 use super::super::Counts;
 
-mod preset;
+pub(crate) mod preset;
 
 #[cfg(test)]
 thread_local! {
@@ -117,6 +119,12 @@ thread_local! {
     pub(crate) static UNPLACEABLE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, the balance equality is not checked.
     pub(crate) static SKIP_BALANCE_CHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the negative cycles the warm start of this flow's network cancelled.
+    pub(crate) static WARM_CANCELLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: this flow's networks solved with a proposal, and those whose proposal was
+    /// certified (not undone for a cold start).
+    pub(crate) static PROPOSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(crate) static WARM_CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, keep edges cost nothing.
     pub(crate) static FREE_KEEPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -387,7 +395,20 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             preset::propose(&mut net, plan, x, &member_edge, &mut load);
         }
     }
+    #[cfg(test)]
+    let before = (
+        flow::CANCELLED.with(std::cell::Cell::get),
+        flow::CERTIFIED.with(std::cell::Cell::get),
+    );
     let value = net.solve(source, sink);
+    #[cfg(test)]
+    if warm_wanted() {
+        let cancelled = flow::CANCELLED.with(std::cell::Cell::get) - before.0;
+        let certified = flow::CERTIFIED.with(std::cell::Cell::get) - before.1;
+        WARM_CANCELLED.with(|c| c.set(c.get() + cancelled));
+        PROPOSED.with(|c| c.set(c.get() + 1));
+        WARM_CERTIFIED.with(|c| c.set(c.get() + certified));
+    }
     if u64::try_from(value).ok() != Some(supply_total)
         || floor_edges.iter().any(|&(id, c)| net.flow(id) != c)
     {

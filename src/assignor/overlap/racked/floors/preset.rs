@@ -26,6 +26,17 @@ use super::super::super::super::aligned::transport::Transport;
 use super::super::super::super::flow::{Network, capacity as cap};
 use super::{Inputs, TopicFlow};
 
+#[cfg(test)]
+thread_local! {
+    /// Tests only: a planted fault, the placement flow skipped (the greedy proposed as is).
+    pub(crate) static GREEDY_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, the loads not carried from topic to topic.
+    pub(crate) static STALE_LOADS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, a subscriber without the extra joins the level of its
+    /// own load instead of the next one up.
+    pub(crate) static LEVEL_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// How many times a topic's keeps are loosened before the greedy leaves units unplaced.
 const PRESET_ROUNDS: usize = 4;
 
@@ -249,7 +260,11 @@ fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Op
             let id = net.edge(sub(i), sink, cap(f)?, FLOOR);
             net.preset(id, total.min(f) as i32);
         }
-        let key = if holder[i] { load[i] } else { load[i] + 1 };
+        #[cfg(test)]
+        let up = i64::from(!LEVEL_OFF.with(std::cell::Cell::get));
+        #[cfg(not(test))]
+        let up = 1;
+        let key = if holder[i] { load[i] } else { load[i] + up };
         if let Ok(l) = levels.binary_search_by_key(&key, |l| l.0) {
             let id = net.edge(sub(i), level(l), 1, [0; 4]);
             let extra = total.saturating_sub(f) as i32;
@@ -331,15 +346,25 @@ pub(super) fn propose(
     }
     let want = holder.iter().map(|&h| f + u64::from(h)).collect();
     let start = greedy(&shape, want);
-    let placement = if start.settled(&shape, &holder) {
+    #[cfg(test)]
+    let greedy_only = GREEDY_ONLY.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let greedy_only = false;
+    let placement = if greedy_only || start.settled(&shape, &holder) {
         start
     } else {
         let sub_load: Vec<i64> = subs_local.iter().map(|&lm| load[lm as usize]).collect();
         refine(&shape, &holder, &sub_load, &start).unwrap_or(start)
     };
+    #[cfg(test)]
+    let stale = STALE_LOADS.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let stale = false;
     for (i, &w) in placement.want.iter().enumerate() {
         let lm = subs_local[i] as usize;
-        load[lm] += i64::from(w > f) - i64::from(holder[i]);
+        if !stale {
+            load[lm] += i64::from(w > f) - i64::from(holder[i]);
+        }
     }
 
     let kept = placement.kept(&shape);
