@@ -291,6 +291,14 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let sink = member_base + n as u32;
     let source = 0u32;
     let mut net = Network::new(sink as usize + 1);
+    // The edges, counted as the loop below adds them (at most): growing the list as it goes
+    // copied it a dozen times on the benchmark's groups.
+    net.reserve(
+        n + plans
+            .iter()
+            .map(|p| (p.groups.len() + 1) * (racks + 1) + p.claims.len() + 3 * p.pair.len() + racks)
+            .sum::<usize>(),
+    );
     #[cfg(test)]
     let free_keeps = FREE_KEEPS.with(std::cell::Cell::get);
     #[cfg(not(test))]
