@@ -83,8 +83,10 @@
 //!
 //! # Tie rule (objective 6)
 //!
-//! The solver's minimum-cost flow on the network built in topic, mask, rack and member-id
-//! order (deterministic, see [`super::super::super::flow`]). Per topic: every pair subscriber keeps,
+//! The minimum-cost flow the solver finds on the network built in topic, mask, rack and
+//! member-id order, from the warm start of [`preset`] (deterministic, see
+//! [`super::super::super::flow`]; which of several optimal flows it finds depends on that
+//! proposal, itself a function of the canonical order only). Per topic: every pair subscriber keeps,
 //! for each mask, the lowest-numbered of its keepable claims of that mask, as many as its
 //! keep edge carries; the partitions not kept, by group (masks ascending, the free node
 //! last), ascending, go to the racks in the amounts the flow sends, each rack taking from each
@@ -550,7 +552,7 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
 }
 
 /// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be
-/// placed aligned with every subscriber taking at most f_t + [r_t > 0]: a small transport
+/// placed aligned with every subscriber taking at most f_t + \[r_t > 0\]: a small transport
 /// from the groups to the racks, rack r taking that much per subscriber in it. A flow of full
 /// value exists exactly when this holds in every topic (a keep edge of mask g only reaches a
 /// member in a rack of g, as the rack does; member edges never bind: a member takes at most
