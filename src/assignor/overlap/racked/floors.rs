@@ -482,14 +482,21 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
     let mut taken = vec![false; masks.len()];
     // Units each claim entry still keeps.
     let mut left: Vec<u64> = plan.kept.clone();
+    // Per subscriber index: where its claim entries start (they are sorted by subscriber,
+    // then mask, and a subscriber has few), so that a claim's entry is a short scan away.
+    let mut entries = vec![0usize; subs.len() + 1];
+    for c in &plan.claims {
+        entries[c.0 as usize + 1] += 1;
+    }
+    for i in 0..subs.len() {
+        entries[i + 1] += entries[i];
+    }
     for &(p, m) in &x.keepable[t as usize] {
         let Ok(i) = subs.binary_search(&m) else {
             return false;
         };
         let mask = masks[p as usize];
-        if let Ok(e) = plan
-            .claims
-            .binary_search_by_key(&(i as u32, mask), |c| (c.0, c.1))
+        if let Some(e) = (entries[i]..entries[i + 1]).find(|&e| plan.claims[e].1 == mask)
             && left[e] > 0
         {
             left[e] -= 1;
@@ -516,10 +523,25 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
         };
         groups[g].push(p as i32);
     }
-    // Subscriber indices by rack, then id (a stable sort of the ascending indices).
+    // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
+    // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
     let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
-    let mut order: Vec<u32> = (0..subs.len() as u32).collect();
-    order.sort_by_key(|&i| rack_of(i));
+    let mut first = vec![0usize; racks + 1];
+    for i in 0..subs.len() as u32 {
+        let Some(count) = first.get_mut(rack_of(i) as usize + 1) else {
+            return false;
+        };
+        *count += 1;
+    }
+    for r in 0..racks {
+        first[r + 1] += first[r];
+    }
+    let mut order = vec![0u32; subs.len()];
+    for i in 0..subs.len() as u32 {
+        let r = rack_of(i) as usize;
+        order[first[r]] = i;
+        first[r] += 1;
+    }
     let mut order = order.iter().peekable();
     let mut next = vec![0usize; k + 1];
     let mut bucket: Vec<i32> = Vec::new();
