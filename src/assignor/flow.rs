@@ -81,6 +81,22 @@ fn sub(a: Cost, b: Cost) -> Cost {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]]
 }
 
+/// `a < b` lexicographically: the order of [`Cost`], written out so that the hot loops
+/// compare in registers instead of calling the slice comparison.
+#[inline]
+fn less(a: &Cost, b: &Cost) -> bool {
+    if a[0] != b[0] {
+        return a[0] < b[0];
+    }
+    if a[1] != b[1] {
+        return a[1] < b[1];
+    }
+    if a[2] != b[2] {
+        return a[2] < b[2];
+    }
+    a[3] < b[3]
+}
+
 /// One edge as added, before solving: the forward direction only.
 #[derive(Clone, Copy)]
 struct Added {
@@ -247,43 +263,47 @@ impl Network {
             start[i + 1] += start[i];
         }
         let mut fill = start.clone();
+        // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
+        // the arcs are then written once each, in slot order, without zeroing them first.
         let mut slot = vec![0u32; 2 * self.added.len()];
+        let mut end = vec![0u32; slot.len()];
         for (k, a) in self.added.iter().enumerate() {
-            slot[2 * k] = fill[a.from as usize];
-            fill[a.from as usize] += 1;
-            slot[2 * k + 1] = fill[a.to as usize];
-            fill[a.to as usize] += 1;
+            for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
+                let s = fill[node as usize];
+                fill[node as usize] += 1;
+                slot[e] = s;
+                end[s as usize] = e as u32;
+            }
         }
-        let empty = Arc {
-            to: 0,
-            rev: 0,
-            cap: 0,
-            convex: NONE,
-            cost: [0; 4],
-        };
-        let mut arcs = vec![empty; slot.len()];
-        for (k, a) in self.added.iter().enumerate() {
-            let (f, b) = (slot[2 * k], slot[2 * k + 1]);
-            let c = a.cost;
-            arcs[f as usize] = Arc {
-                to: a.to,
-                rev: b,
-                cap: a.cap,
-                convex: a.convex,
-                cost: c,
-            };
-            arcs[b as usize] = Arc {
-                to: a.from,
-                rev: f,
-                cap: 0,
-                convex: if a.convex == NONE {
-                    NONE
+        let arcs: Vec<Arc> = end
+            .iter()
+            .map(|&e| {
+                let e = e as usize;
+                let a = &self.added[e / 2];
+                let c = a.cost;
+                if e & 1 == 0 {
+                    Arc {
+                        to: a.to,
+                        rev: slot[e + 1],
+                        cap: a.cap,
+                        convex: a.convex,
+                        cost: c,
+                    }
                 } else {
-                    a.convex | REVERSE
-                },
-                cost: [-c[0], -c[1], -c[2], -c[3]],
-            };
-        }
+                    Arc {
+                        to: a.from,
+                        rev: slot[e - 1],
+                        cap: 0,
+                        convex: if a.convex == NONE {
+                            NONE
+                        } else {
+                            a.convex | REVERSE
+                        },
+                        cost: [-c[0], -c[1], -c[2], -c[3]],
+                    }
+                }
+            })
+            .collect();
         let presets = self
             .added
             .iter()
@@ -330,7 +350,7 @@ impl Network {
                 }
                 let v = arc.to as usize;
                 let d = add(pi[u], self.cost(s));
-                if !reached[v] || d < pi[v] {
+                if !reached[v] || less(&d, &pi[v]) {
                     pi[v] = d;
                     reached[v] = true;
                 }
@@ -400,7 +420,7 @@ impl Network {
                             continue;
                         }
                         let nd = sub(add(base, self.cost(s)), pi[v]);
-                        if !reached[v] || nd < dist[v] {
+                        if !reached[v] || less(&nd, &dist[v]) {
                             if !reached[v] {
                                 reached[v] = true;
                                 touched.push(v as u32);

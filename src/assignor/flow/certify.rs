@@ -2,7 +2,7 @@
 //! of the proposed flow, cancelling the negative cycles it meets (the argument is in the
 //! parent module's docs).
 
-use super::{Arc, Cost, NONE, Network, ZERO, add};
+use super::{Arc, Cost, NONE, Network, ZERO, add, less};
 #[cfg(test)]
 use super::{CANCELLED, CERTIFIED, Planted};
 
@@ -106,7 +106,7 @@ impl Network {
                     }
                     let v = arc.to as usize;
                     let d = add(du, self.cost(s));
-                    if d < dist[v] {
+                    if less(&d, &dist[v]) {
                         dist[v] = d;
                         parent[v] = s as u32;
                         if !queued[v] {

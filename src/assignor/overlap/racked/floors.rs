@@ -83,8 +83,10 @@
 //!
 //! # Tie rule (objective 6)
 //!
-//! The solver's minimum-cost flow on the network built in topic, mask, rack and member-id
-//! order (deterministic, see [`super::super::super::flow`]). Per topic: every pair subscriber keeps,
+//! The minimum-cost flow the solver finds on the network built in topic, mask, rack and
+//! member-id order, from the warm start of [`preset`] (deterministic, see
+//! [`super::super::super::flow`]; which of several optimal flows it finds depends on that
+//! proposal, itself a function of the canonical order only). Per topic: every pair subscriber keeps,
 //! for each mask, the lowest-numbered of its keepable claims of that mask, as many as its
 //! keep edge carries; the partitions not kept, by group (masks ascending, the free node
 //! last), ascending, go to the racks in the amounts the flow sends, each rack taking from each
@@ -100,12 +102,14 @@
 
 use super::super::super::aligned::transport::Transport;
 use super::super::super::components::Component;
+#[cfg(test)]
+use super::super::super::flow;
 use super::super::super::flow::{Network, capacity as cap};
 use super::super::super::problem::Problem;
 use super::super::super::warm::warm_wanted;
 use super::super::Counts;
 
-mod preset;
+pub(crate) mod preset;
 
 #[cfg(test)]
 thread_local! {
@@ -117,6 +121,12 @@ thread_local! {
     pub(crate) static UNPLACEABLE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, the balance equality is not checked.
     pub(crate) static SKIP_BALANCE_CHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the negative cycles the warm start of this flow's network cancelled.
+    pub(crate) static WARM_CANCELLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: this flow's networks solved with a proposal, and those whose proposal was
+    /// certified (not undone for a cold start).
+    pub(crate) static PROPOSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(crate) static WARM_CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, keep edges cost nothing.
     pub(crate) static FREE_KEEPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -283,6 +293,14 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let sink = member_base + n as u32;
     let source = 0u32;
     let mut net = Network::new(sink as usize + 1);
+    // The edges, counted as the loop below adds them (at most): growing the list as it goes
+    // copied it a dozen times on the benchmark's groups.
+    net.reserve(
+        n + plans
+            .iter()
+            .map(|p| (p.groups.len() + 1) * (racks + 1) + p.claims.len() + 3 * p.pair.len() + racks)
+            .sum::<usize>(),
+    );
     #[cfg(test)]
     let free_keeps = FREE_KEEPS.with(std::cell::Cell::get);
     #[cfg(not(test))]
@@ -382,11 +400,25 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     }
     let member_edge = super::super::member_edges(&mut net, member_base, sink, &degree, &base);
     if warm_wanted() {
+        let mut load = counts.load.clone();
         for plan in &plans {
-            preset::propose(&mut net, plan, x, &member_edge);
+            preset::propose(&mut net, plan, x, &member_edge, &mut load);
         }
     }
+    #[cfg(test)]
+    let before = (
+        flow::CANCELLED.with(std::cell::Cell::get),
+        flow::CERTIFIED.with(std::cell::Cell::get),
+    );
     let value = net.solve(source, sink);
+    #[cfg(test)]
+    if warm_wanted() {
+        let cancelled = flow::CANCELLED.with(std::cell::Cell::get) - before.0;
+        let certified = flow::CERTIFIED.with(std::cell::Cell::get) - before.1;
+        WARM_CANCELLED.with(|c| c.set(c.get() + cancelled));
+        PROPOSED.with(|c| c.set(c.get() + 1));
+        WARM_CERTIFIED.with(|c| c.set(c.get() + certified));
+    }
     if u64::try_from(value).ok() != Some(supply_total)
         || floor_edges.iter().any(|&(id, c)| net.flow(id) != c)
     {
@@ -450,14 +482,21 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
     let mut taken = vec![false; masks.len()];
     // Units each claim entry still keeps.
     let mut left: Vec<u64> = plan.kept.clone();
+    // Per subscriber index: where its claim entries start (they are sorted by subscriber,
+    // then mask, and a subscriber has few), so that a claim's entry is a short scan away.
+    let mut entries = vec![0usize; subs.len() + 1];
+    for c in &plan.claims {
+        entries[c.0 as usize + 1] += 1;
+    }
+    for i in 0..subs.len() {
+        entries[i + 1] += entries[i];
+    }
     for &(p, m) in &x.keepable[t as usize] {
         let Ok(i) = subs.binary_search(&m) else {
             return false;
         };
         let mask = masks[p as usize];
-        if let Ok(e) = plan
-            .claims
-            .binary_search_by_key(&(i as u32, mask), |c| (c.0, c.1))
+        if let Some(e) = (entries[i]..entries[i + 1]).find(|&e| plan.claims[e].1 == mask)
             && left[e] > 0
         {
             left[e] -= 1;
@@ -484,10 +523,25 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
         };
         groups[g].push(p as i32);
     }
-    // Subscriber indices by rack, then id (a stable sort of the ascending indices).
+    // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
+    // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
     let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
-    let mut order: Vec<u32> = (0..subs.len() as u32).collect();
-    order.sort_by_key(|&i| rack_of(i));
+    let mut first = vec![0usize; racks + 1];
+    for i in 0..subs.len() as u32 {
+        let Some(count) = first.get_mut(rack_of(i) as usize + 1) else {
+            return false;
+        };
+        *count += 1;
+    }
+    for r in 0..racks {
+        first[r + 1] += first[r];
+    }
+    let mut order = vec![0u32; subs.len()];
+    for i in 0..subs.len() as u32 {
+        let r = rack_of(i) as usize;
+        order[first[r]] = i;
+        first[r] += 1;
+    }
     let mut order = order.iter().peekable();
     let mut next = vec![0usize; k + 1];
     let mut bucket: Vec<i32> = Vec::new();
@@ -520,7 +574,7 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
 }
 
 /// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be
-/// placed aligned with every subscriber taking at most f_t + [r_t > 0]: a small transport
+/// placed aligned with every subscriber taking at most f_t + \[r_t > 0\]: a small transport
 /// from the groups to the racks, rack r taking that much per subscriber in it. A flow of full
 /// value exists exactly when this holds in every topic (a keep edge of mask g only reaches a
 /// member in a rack of g, as the rack does; member edges never bind: a member takes at most

@@ -1,31 +1,308 @@
-//! The warm start proposed to the solver for the exact flow of the [parent](super): the
-//! counts of [`super::super::super::choose`] (balance-optimal), every subscriber keeping its
-//! keepable claims up to its count, and the partitions left over sent greedily to the racks
-//! that can align them (narrowest masks first), as far as the racks' room goes; what does not
-//! fit stays at the source. The solver uses the proposal only if it can certify it (see
+//! The warm start proposed to the solver for the exact flow of the [parent](super), built
+//! topic by topic in two steps.
+//!
+//! 1. *Greedy*: the counts of [`super::super::super::choose`] (balance-optimal), every
+//!    subscriber keeping its keepable claims up to its count, and the partitions left over
+//!    sent to the racks that can align them by a small maximum flow, as far as the racks'
+//!    room goes (subscribers in full racks giving up kept claims for a few rounds where it
+//!    cannot place them all); what does not fit stays at the source.
+//! 2. *Placement flow*: the topic's part of the exact network on its own, the members'
+//!    loads held at those of the counts, solved from the greedy proposal (itself warm-started
+//!    by it). It places as many partitions as it can, fills as many floors as it can and
+//!    keeps as many claims as it can; a holder of the topic's extra at load L may hand it to
+//!    a subscriber at load L − 1 without one (their loads trade places, so the multiset of
+//!    loads, and so the balance, stays as it was). This repairs, where they are cheap to
+//!    find, the exchanges the greedy misses: a member keeping a claim of another mask so that
+//!    another can keep its own, and an extra moving so that a claim can be kept. Later
+//!    topics see the loads after the earlier topics' exchanges.
+//!
+//! The solver uses the proposal only if it can certify it (see
 //! [`super::super::super::super::flow`]), so it decides the speed, never the result: a
 //! cold solve climbs through every load level one phase at a time, this one starts near the
-//! optimum and leaves only the units the greedy could not place.
+//! optimum, and each negative cycle the certification still has to cancel costs about one
+//! pass over the whole network, against one over a topic's part here.
 
 use super::super::super::super::aligned::transport::Transport;
-use super::super::super::super::flow::Network;
+use super::super::super::super::flow::{Network, capacity as cap};
 use super::{Inputs, TopicFlow};
 
-/// How many times a topic's keeps are loosened before the proposal leaves units unplaced.
+#[cfg(test)]
+thread_local! {
+    /// Tests only: a planted fault, the placement flow skipped (the greedy proposed as is).
+    pub(crate) static GREEDY_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, the loads not carried from topic to topic.
+    pub(crate) static STALE_LOADS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, a subscriber without the extra joins the level of its
+    /// own load instead of the next one up.
+    pub(crate) static LEVEL_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// How many times a topic's keeps are loosened before the greedy leaves units unplaced.
 const PRESET_ROUNDS: usize = 4;
 
+/// The costs of the placement flow, as in the [parent](super) network: floors first, keeps
+/// last.
+const FLOOR: [i8; 4] = [-1, 0, 0, 0];
+const KEEP: [i8; 4] = [0, 0, 0, -1];
+
+/// One topic as the proposal reads it.
+struct Shape<'a> {
+    plan: &'a TopicFlow,
+    /// Per claim entry: its group (the free node as the last group).
+    entry_group: Vec<usize>,
+    /// Per group, the free node last: its racks and its partitions.
+    masks: Vec<u64>,
+    supply: Vec<u64>,
+    /// Per subscriber: its rack.
+    rack: Vec<usize>,
+    racks: usize,
+    /// f_t.
+    floor: u64,
+}
+
+/// One topic's counts, keeps and placements.
+struct Placement {
+    /// Per subscriber: its count.
+    want: Vec<u64>,
+    /// Per claim entry: the claims kept.
+    keep: Vec<u64>,
+    /// Per group (the free node last) and rack, at `g * racks + r`: the partitions sent.
+    amount: Vec<u64>,
+}
+
+impl Placement {
+    /// Per subscriber: the claims it keeps.
+    fn kept(&self, x: &Shape<'_>) -> Vec<u64> {
+        let mut kept = vec![0u64; self.want.len()];
+        for (&(i, _, _), &units) in x.plan.claims.iter().zip(&self.keep) {
+            kept[i as usize] += units;
+        }
+        kept
+    }
+
+    /// Per subscriber: the partitions it takes from its rack. Each rack's partitions fill
+    /// its subscribers' floors first, then their counts, in id order.
+    fn pool(&self, x: &Shape<'_>, kept: &[u64]) -> Vec<u64> {
+        let mut into_rack = vec![0u64; x.racks];
+        for (g, amounts) in self.amount.chunks(x.racks.max(1)).enumerate() {
+            if g < x.masks.len() {
+                for (r, &units) in amounts.iter().enumerate() {
+                    into_rack[r] += units;
+                }
+            }
+        }
+        let mut pool = vec![0u64; self.want.len()];
+        for fill_extras in [false, true] {
+            for (i, &want) in self.want.iter().enumerate() {
+                let r = x.rack[i];
+                let cap = if fill_extras {
+                    want
+                } else {
+                    x.floor.max(kept[i])
+                };
+                let take = cap.saturating_sub(kept[i] + pool[i]).min(into_rack[r]);
+                pool[i] += take;
+                into_rack[r] -= take;
+            }
+        }
+        pool
+    }
+
+    /// Whether the placement flow cannot improve on this placement for the counts of
+    /// `holder`: every partition is placed, and every subscriber keeps all its claims or
+    /// as many as its count allows and holds the extra (so that no exchange can raise it).
+    /// Where the refining would only certify the greedy, it is skipped.
+    fn settled(&self, x: &Shape<'_>, holder: &[bool]) -> bool {
+        let placed: u64 = self.sent(x).iter().sum();
+        if placed != x.supply.iter().sum::<u64>() {
+            return false;
+        }
+        let mut claims = vec![0u64; self.want.len()];
+        for &(i, _, count) in &x.plan.claims {
+            claims[i as usize] += count;
+        }
+        let kept = self.kept(x);
+        (0..self.want.len()).all(|i| kept[i] == claims[i] || (kept[i] == self.want[i] && holder[i]))
+    }
+
+    /// Per group (the free node last): the partitions that leave the source.
+    fn sent(&self, x: &Shape<'_>) -> Vec<u64> {
+        let mut sent = vec![0u64; x.masks.len()];
+        for (&g, &units) in x.entry_group.iter().zip(&self.keep) {
+            sent[g] += units;
+        }
+        for (g, amounts) in self.amount.chunks(x.racks.max(1)).enumerate() {
+            if let Some(s) = sent.get_mut(g) {
+                *s += amounts.iter().sum::<u64>();
+            }
+        }
+        sent
+    }
+}
+
+/// The greedy step of the [module docs](self), for the counts `want`.
+fn greedy(x: &Shape<'_>, want: Vec<u64>) -> Placement {
+    // Keeps, in claim order, up to each subscriber's count.
+    let mut kept = vec![0u64; want.len()];
+    let mut keep = vec![0u64; x.plan.claims.len()];
+    for (e, &(i, _, count)) in x.plan.claims.iter().enumerate() {
+        let i = i as usize;
+        keep[e] = count.min(want[i] - kept[i]);
+        kept[i] += keep[e];
+    }
+    let mut left_over = x.supply.clone();
+    for (&g, &units) in x.entry_group.iter().zip(&keep) {
+        left_over[g] -= units;
+    }
+    // The racks' room, filled by the groups' left-overs by a small maximum flow. Where it
+    // cannot place them all, subscribers in the full racks the stuck units reach give up
+    // kept claims that another rack with room can take (a few rounds).
+    let mut room = vec![0u64; x.racks];
+    for (i, (&w, &kept)) in want.iter().zip(&kept).enumerate() {
+        room[x.rack[i]] += w - kept;
+    }
+    let mut transport = Transport::default();
+    for round in 0..=PRESET_ROUNDS {
+        // The last round only solves, so that the amounts match the keeps.
+        if transport.solve(&x.masks, &left_over, &room) || round == PRESET_ROUNDS {
+            break;
+        }
+        let reached = transport.reached;
+        let mut wanted = transport.unplaced;
+        for (e, &(i, _, _)) in x.plan.claims.iter().enumerate() {
+            let (i, g) = (i as usize, x.entry_group[e]);
+            if wanted == 0 {
+                break;
+            }
+            let bit = 1u64 << x.rack[i];
+            if keep[e] > 0 && bit & reached != 0 && x.masks[g] & !reached != 0 {
+                keep[e] -= 1;
+                kept[i] -= 1;
+                left_over[g] += 1;
+                room[x.rack[i]] += 1;
+                wanted -= 1;
+            }
+        }
+        if wanted == transport.unplaced {
+            break;
+        }
+    }
+    Placement {
+        want,
+        keep,
+        amount: transport.amount,
+    }
+}
+
+/// The placement flow of the [module docs](self), warm-started with `start` (the greedy
+/// for the counts of `holder`, the subscribers given the extra, at loads `load`). `None`
+/// if a capacity does not fit.
+fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Option<Placement> {
+    let subs = holder.len();
+    let racks = x.racks;
+    let f = x.floor;
+    let has_extra = holder.contains(&true);
+    // The levels: the holders' loads, ascending, with their numbers.
+    let mut levels: Vec<(i64, u64)> = Vec::new();
+    for i in (0..subs).filter(|&i| holder[i]) {
+        match levels.binary_search_by_key(&load[i], |l| l.0) {
+            Ok(l) => levels[l].1 += 1,
+            Err(l) => levels.insert(l, (load[i], 1)),
+        }
+    }
+    // Nodes: the source, the groups (the free node last), the racks, the subscribers, the
+    // levels, the sink: edges rise in number, as a cold solve wants.
+    let groups = x.masks.len();
+    let group = |g: usize| 1 + g as u32;
+    let rack = |r: usize| (1 + groups + r) as u32;
+    let sub = |i: usize| (1 + groups + racks + i) as u32;
+    let level = |l: usize| (1 + groups + racks + subs + l) as u32;
+    let sink = level(levels.len());
+    let mut net = Network::new(sink as usize + 1);
+    let kept = start.kept(x);
+    let pool = start.pool(x, &kept);
+    let sent = start.sent(x);
+    let mut to_rack = Vec::new();
+    for (g, (&mask, &units)) in x.masks.iter().zip(&x.supply).enumerate() {
+        if units == 0 {
+            continue;
+        }
+        let c = cap(units)?;
+        let id = net.edge(0, group(g), c, [0; 4]);
+        net.preset(id, sent[g] as i32);
+        let mut bits = mask;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let id = net.edge(group(g), rack(r), c, [0; 4]);
+            net.preset(id, start.amount[g * racks + r] as i32);
+            to_rack.push((g, r, id));
+        }
+    }
+    let mut keep_edge = Vec::with_capacity(x.plan.claims.len());
+    for (e, &(i, _, count)) in x.plan.claims.iter().enumerate() {
+        let id = net.edge(group(x.entry_group[e]), sub(i as usize), cap(count)?, KEEP);
+        net.preset(id, start.keep[e] as i32);
+        keep_edge.push(id);
+    }
+    let mut extra_edge = vec![None; subs];
+    let mut extras = vec![0i32; levels.len()];
+    for i in 0..subs {
+        let id = net.edge(
+            rack(x.rack[i]),
+            sub(i),
+            cap(f + u64::from(has_extra))?,
+            [0; 4],
+        );
+        net.preset(id, pool[i] as i32);
+        let total = kept[i] + pool[i];
+        if f > 0 {
+            let id = net.edge(sub(i), sink, cap(f)?, FLOOR);
+            net.preset(id, total.min(f) as i32);
+        }
+        #[cfg(test)]
+        let up = i64::from(!LEVEL_OFF.with(std::cell::Cell::get));
+        #[cfg(not(test))]
+        let up = 1;
+        let key = if holder[i] { load[i] } else { load[i] + up };
+        if let Ok(l) = levels.binary_search_by_key(&key, |l| l.0) {
+            let id = net.edge(sub(i), level(l), 1, [0; 4]);
+            let extra = total.saturating_sub(f) as i32;
+            net.preset(id, extra);
+            extras[l] += extra;
+            extra_edge[i] = Some(id);
+        }
+    }
+    for (l, &(_, holders)) in levels.iter().enumerate() {
+        let id = net.edge(level(l), sink, cap(holders)?, [0; 4]);
+        net.preset(id, extras[l]);
+    }
+    net.solve(0, sink);
+    let want = extra_edge
+        .iter()
+        .map(|e| f + e.map_or(0, |id| net.flow(id) as u64))
+        .collect();
+    let keep = keep_edge.iter().map(|&id| net.flow(id) as u64).collect();
+    let mut amount = vec![0u64; groups * racks];
+    for (g, r, id) in to_rack {
+        amount[g * racks + r] = net.flow(id) as u64;
+    }
+    Some(Placement { want, keep, amount })
+}
+
 /// Proposes the flow of the [module docs](self) for one topic's part of `net`, adding the
-/// extras it hands out to the members' convex edges `member_edge`.
+/// extras it hands out to the members' convex edges `member_edge`; `load` holds every local
+/// member's load, updated with the exchanges of extras made here.
 pub(super) fn propose(
     net: &mut Network,
     plan: &TopicFlow,
     x: &Inputs<'_, '_>,
     member_edge: &[Option<usize>],
+    load: &mut [i64],
 ) {
     let subs_local = &x.counts.subs[plan.lt];
     let racks = x.racks;
     let f = u64::from(plan.floor);
-    let rack_of = |i: usize| x.member_bit[subs_local[i] as usize].trailing_zeros() as usize;
     let k = plan.groups.len();
     let group_of = |mask: u64| {
         if mask == 0 {
@@ -34,102 +311,81 @@ pub(super) fn propose(
             plan.groups.binary_search_by_key(&mask, |g| g.0).ok()
         }
     };
-    // Counts: the floor, plus the extra where `choose` gave one.
-    let mut want = vec![f; subs_local.len()];
-    for &i in &x.counts.chosen[plan.lt] {
-        want[i as usize] += 1;
-    }
-    // Keeps, in claim order, up to each subscriber's count.
-    let mut kept = vec![0u64; want.len()];
-    let mut keep = vec![0u64; plan.claims.len()];
-    let mut entry_group = Vec::with_capacity(plan.claims.len());
-    for (e, &(i, mask, count)) in plan.claims.iter().enumerate() {
-        let i = i as usize;
-        let Some(g) = group_of(mask) else {
-            return;
-        };
-        entry_group.push(g);
-        keep[e] = count.min(want[i] - kept[i]);
-        kept[i] += keep[e];
-    }
+    let Some(entry_group) = plan
+        .claims
+        .iter()
+        .map(|&(_, mask, _)| group_of(mask))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return;
+    };
     // The free node sends to every rack of a subscriber: as a group, its mask is theirs.
     let present = subs_local
         .iter()
         .fold(0u64, |acc, &lm| acc | x.member_bit[lm as usize]);
     let mut masks: Vec<u64> = plan.groups.iter().map(|g| g.0).collect();
-    let mut left_over: Vec<u64> = plan.groups.iter().map(|g| g.1).collect();
+    let mut supply: Vec<u64> = plan.groups.iter().map(|g| g.1).collect();
     masks.push(present);
-    left_over.push(plan.free);
-    for (e, &g) in entry_group.iter().enumerate() {
-        left_over[g] -= keep[e];
+    supply.push(plan.free);
+    let shape = Shape {
+        plan,
+        entry_group,
+        masks,
+        supply,
+        rack: subs_local
+            .iter()
+            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize)
+            .collect(),
+        racks,
+        floor: f,
+    };
+    // Counts: the floor, plus the extra where `choose` gave one.
+    let mut holder = vec![false; subs_local.len()];
+    for &i in &x.counts.chosen[plan.lt] {
+        holder[i as usize] = true;
     }
-    // The racks' room, filled by the groups' left-overs by a small maximum flow. Where it
-    // cannot place them all, subscribers in the full racks the stuck units reach give up
-    // kept claims that another rack with room can take (a few rounds): the exchange the
-    // racked certificate lacks.
-    let mut room = vec![0u64; racks];
-    for (i, (&w, &kept)) in want.iter().zip(&kept).enumerate() {
-        room[rack_of(i)] += w - kept;
-    }
-    let mut transport = Transport::default();
-    for round in 0..=PRESET_ROUNDS {
-        // The last round only solves, so that the amounts match the keeps.
-        if transport.solve(&masks, &left_over, &room) || round == PRESET_ROUNDS {
-            break;
-        }
-        let reached = transport.reached;
-        let mut wanted = transport.unplaced;
-        for (e, &(i, _, _)) in plan.claims.iter().enumerate() {
-            let (i, g) = (i as usize, entry_group[e]);
-            if wanted == 0 {
-                break;
-            }
-            let bit = 1u64 << rack_of(i);
-            if keep[e] > 0 && bit & reached != 0 && masks[g] & !reached != 0 {
-                keep[e] -= 1;
-                kept[i] -= 1;
-                left_over[g] += 1;
-                room[rack_of(i)] += 1;
-                wanted -= 1;
-            }
-        }
-        if wanted == transport.unplaced {
-            break;
-        }
-    }
-    let mut kept_of_group = vec![0u64; k + 1];
-    for (e, &g) in entry_group.iter().enumerate() {
-        if keep[e] > 0 {
-            net.preset(plan.keep_edge[e], keep[e] as i32);
-            kept_of_group[g] += keep[e];
+    let want = holder.iter().map(|&h| f + u64::from(h)).collect();
+    let start = greedy(&shape, want);
+    #[cfg(test)]
+    let greedy_only = GREEDY_ONLY.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let greedy_only = false;
+    let placement = if greedy_only || start.settled(&shape, &holder) {
+        start
+    } else {
+        let sub_load: Vec<i64> = subs_local.iter().map(|&lm| load[lm as usize]).collect();
+        refine(&shape, &holder, &sub_load, &start).unwrap_or(start)
+    };
+    #[cfg(test)]
+    let stale = STALE_LOADS.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let stale = false;
+    for (i, &w) in placement.want.iter().enumerate() {
+        let lm = subs_local[i] as usize;
+        if !stale {
+            load[lm] += i64::from(w > f) - i64::from(holder[i]);
         }
     }
-    let mut into_rack = vec![0u64; racks];
-    let mut placed = vec![0u64; masks.len()];
+
+    let kept = placement.kept(&shape);
+    let pool = placement.pool(&shape, &kept);
+    let sent = placement.sent(&shape);
+    for (e, &units) in placement.keep.iter().enumerate() {
+        if units > 0 {
+            net.preset(plan.keep_edge[e], units as i32);
+        }
+    }
     for &(g, r, id) in &plan.to_rack {
-        let amount = transport.amount[g * racks + r];
-        if amount > 0 {
-            net.preset(id, amount as i32);
-            into_rack[r] += amount;
-            placed[g] += amount;
+        let units = placement.amount[g * racks + r];
+        if units > 0 {
+            net.preset(id, units as i32);
         }
     }
     for (g, &id) in plan.source_edge.iter().enumerate() {
-        net.preset(id, (kept_of_group[g] + placed[g]) as i32);
-    }
-    // Each rack's units to its subscribers: floors first, then extras, in id order.
-    let mut pool = vec![0u64; want.len()];
-    for fill_extras in [false, true] {
-        for i in 0..want.len() {
-            let r = rack_of(i);
-            let cap = if fill_extras { want[i] } else { f.max(kept[i]) };
-            let take = cap.saturating_sub(kept[i] + pool[i]).min(into_rack[r]);
-            pool[i] += take;
-            into_rack[r] -= take;
-        }
+        net.preset(id, sent[g] as i32);
     }
     let mut plain_floor = vec![0u64; racks];
-    for i in 0..want.len() {
+    for i in 0..subs_local.len() {
         let total = kept[i] + pool[i];
         let extra = total.saturating_sub(f);
         let lm = subs_local[i] as usize;
@@ -146,7 +402,7 @@ pub(super) fn propose(
                 net.preset(id, extra as i32);
             }
         } else {
-            plain_floor[rack_of(i)] += total.min(f);
+            plain_floor[shape.rack[i]] += total.min(f);
             if extra > 0
                 && let Some(id) = plan.pool_edge[i]
             {
