@@ -412,7 +412,48 @@ fn select_top(keys: &mut [u64], r: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::select_top;
+    use super::{SORT_BY_MARKS, select_top, sort_ids};
+
+    /// `sort_ids` gives what sorting and removing repeats gives, on both sides of the length
+    /// at which it marks instead of sorting, leaves no mark behind, and refuses ids not below
+    /// n.
+    #[test]
+    fn sorts_ids_as_a_sort_would() {
+        let mut seed = 5u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let (mut marked, mut sorted) = (0, 0);
+        for round in 0..600 {
+            let n = 1 + next(300) as usize;
+            let len = match round % 2 {
+                0 => next(n as u64 + 1),
+                _ => next(n as u64 / 8 + 1),
+            } as usize;
+            let mut ids: Vec<u32> = (0..len).map(|_| next(n as u64) as u32).collect();
+            let mut want = ids.clone();
+            want.sort_unstable();
+            want.dedup();
+            let mut mark = vec![false; n];
+            if ids.len() * SORT_BY_MARKS >= n {
+                marked += 1;
+            } else {
+                sorted += 1;
+            }
+            assert!(sort_ids(&mut ids, &mut mark), "round {round}");
+            assert_eq!(ids, want, "round {round}: n {n}");
+            assert!(mark.iter().all(|&m| !m), "round {round}: marks left");
+            ids.push(n as u32);
+            assert!(
+                !sort_ids(&mut ids, &mut mark),
+                "round {round}: id n accepted"
+            );
+        }
+        assert!(marked > 100 && sorted > 100, "{marked} {sorted}");
+    }
 
     /// The front holds the r largest keys, as a full sort says, for r on both sides of the
     /// scan's limit and with repeated zeros (members that may not take an extra).
