@@ -33,10 +33,7 @@
 //! Before the flow is built, the left-over partitions are placed one at a time on the next
 //! member that may take one ([`first_fit`]): when that places them all it is a flow of full
 //! value, and the answer is `false` at the cost of a scan (the usual case on leaves of large
-//! groups, where keeping every claim is possible and the greedy then runs as before). When it
-//! does not, what it placed is the solver's warm start: a flow of the network, all of whose
-//! costs are 0, so the solver certifies it at once and carries only the units left (the
-//! answer is the maximum flow's value either way).
+//! groups, where keeping every claim is possible and the greedy then runs as before).
 //!
 //! The test says nothing (answers `false`) when some member has K_m > q + 1 or more than s
 //! members have q + 1 (keeping every claim is not balanced), when a member has two keepable
@@ -138,8 +135,7 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
         tally::add();
         return true;
     }
-    let mut placed = Vec::new();
-    if first_fit(ctx, member_bit, &left, &kept, q, s - at_plus, &mut placed) {
+    if first_fit(ctx, member_bit, &left, &kept, q, s - at_plus) {
         return false;
     }
     // Per topic with left-over partitions: its index and the members that may take them.
@@ -165,13 +161,7 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
     let mut net = Network::new(sink as usize + 1);
     let mut next_pair = 1 + groups;
     let mut g = 0usize;
-    // Edge ids for the warm start: per group its edge from the source and its edges to the
-    // (t,m) nodes (members ascending); per topic the (t,m) → member edges.
-    let mut from_source = Vec::with_capacity(left.len());
-    let mut to_pair: Vec<Vec<(usize, usize)>> = Vec::with_capacity(left.len());
-    let mut topic_of_group = Vec::with_capacity(left.len());
-    let mut to_member: Vec<Vec<(usize, usize)>> = Vec::with_capacity(pair_nodes.len());
-    for (j, (i, members)) in pair_nodes.iter().enumerate() {
+    for (i, members) in &pair_nodes {
         let first_pair = next_pair;
         while g < left.len() && left[g].0 == *i {
             let (_, mask, units) = left[g];
@@ -179,88 +169,38 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
                 return false;
             };
             let node = 1 + g as u32;
-            from_source.push(net.edge(0, node, c, [0; 4]));
-            let mut edges = Vec::new();
+            net.edge(0, node, c, [0; 4]);
             for (k, &lm) in members.iter().enumerate() {
                 if mask == 0 || mask & member_bit[lm] != 0 {
-                    edges.push((lm, net.edge(node, first_pair + k as u32, 1, [0; 4])));
+                    net.edge(node, first_pair + k as u32, 1, [0; 4]);
                 }
             }
-            to_pair.push(edges);
-            topic_of_group.push(j);
             g += 1;
         }
-        let edges = members.iter().enumerate().map(|(k, &lm)| {
-            let id = net.edge(first_pair + k as u32, member_base + lm as u32, 1, [0; 4]);
-            (lm, id)
-        });
-        to_member.push(edges.collect());
+        for (k, &lm) in members.iter().enumerate() {
+            net.edge(first_pair + k as u32, member_base + lm as u32, 1, [0; 4]);
+        }
         next_pair += members.len() as u32;
     }
-    let mut to_sink = vec![None; n];
-    let mut to_z = vec![None; n];
     for (lm, &k) in kept.iter().enumerate() {
         let node = member_base + lm as u32;
         if q > k {
             let Ok(c) = i32::try_from(q - k) else {
                 return false;
             };
-            to_sink[lm] = Some(net.edge(node, sink, c, [0; 4]));
+            net.edge(node, sink, c, [0; 4]);
         }
         if k <= q {
-            to_z[lm] = Some(net.edge(node, z, 1, [0; 4]));
+            net.edge(node, z, 1, [0; 4]);
         }
     }
-    let mut z_sink = None;
     if s > at_plus {
         let Ok(c) = i32::try_from(s - at_plus) else {
             return false;
         };
-        z_sink = Some(net.edge(z, sink, c, [0; 4]));
+        net.edge(z, sink, c, [0; 4]);
     }
-    // Warm start: what `first_fit` placed, a flow of the network (every cost is 0, so the
-    // solver certifies it at once and only carries the units it left).
-    for &(g, lm, via_z) in &placed {
-        let find = |edges: &[(usize, usize)]| {
-            edges
-                .binary_search_by_key(&lm, |e| e.0)
-                .ok()
-                .map(|at| edges[at].1)
-        };
-        let (Some(into_pair), Some(into_member)) =
-            (find(&to_pair[g]), find(&to_member[topic_of_group[g]]))
-        else {
-            continue;
-        };
-        let out = if via_z {
-            z_sink.and_then(|zs| Some((to_z[lm]?, Some(zs))))
-        } else {
-            to_sink[lm].map(|id| (id, None))
-        };
-        let Some((out, zs)) = out else {
-            continue;
-        };
-        for id in [from_source[g], into_pair, into_member, out]
-            .into_iter()
-            .chain(zs)
-        {
-            net.add_preset(id, 1);
-        }
-    }
-    #[cfg(test)]
-    if tally::planted_warm()
-        && let Some(&first) = from_source.first()
-    {
-        // The planted mistake: one unit more out of the source than goes on.
-        net.add_preset(first, 1);
-    }
-    #[cfg(test)]
-    let certified_before = super::super::flow::CERTIFIED.with(std::cell::Cell::get);
     let value = net.solve(0, sink);
-    #[cfg(test)]
-    if super::super::flow::CERTIFIED.with(std::cell::Cell::get) > certified_before {
-        tally::add_warm();
-    }
     let short = u64::try_from(value).ok() != Some(left_units);
     #[cfg(test)]
     if short {
@@ -273,8 +213,6 @@ pub(super) fn keep_all_impossible(ctx: &Context<'_, '_>, member_bit: &[u64]) -> 
 /// rotating order) that may take it, places them all: a flow of full value found without
 /// building the network (the usual case where keeping every claim is possible, such as most
 /// leaves of large groups). `z_places` is s less the members whose kept claims reach q + 1.
-/// Each unit placed is appended to `placed` as (index into `left`, member, whether it took
-/// the member's place above q).
 fn first_fit(
     ctx: &Context<'_, '_>,
     member_bit: &[u64],
@@ -282,7 +220,6 @@ fn first_fit(
     kept: &[u64],
     q: u64,
     mut z_places: u64,
-    placed: &mut Vec<(usize, usize, bool)>,
 ) -> bool {
     let comp = ctx.comp;
     let n = comp.members.len();
@@ -294,7 +231,7 @@ fn first_fit(
     let mut took_in = vec![usize::MAX; n];
     let mut cursor = 0usize;
     let mut current = usize::MAX;
-    for (g, &(i, mask, units)) in left.iter().enumerate() {
+    for &(i, mask, units) in left {
         if i != current {
             current = i;
             for &(_, m) in &ctx.keepable[comp.topics[i] as usize] {
@@ -312,14 +249,12 @@ fn first_fit(
                 return false;
             };
             took_in[lm] = i;
-            let via_z = spare[lm] == 0;
-            if via_z {
+            if spare[lm] > 0 {
+                spare[lm] -= 1;
+            } else {
                 plus[lm] = true;
                 z_places -= 1;
-            } else {
-                spare[lm] -= 1;
             }
-            placed.push((g, lm, via_z));
             cursor = lm + 1;
         }
     }
@@ -357,30 +292,5 @@ pub(crate) mod tally {
 
     pub(super) fn planted() -> bool {
         PLANTED.with(Cell::get)
-    }
-
-    thread_local! {
-        static WARM: Cell<usize> = const { Cell::new(0) };
-        static PLANTED_WARM: Cell<bool> = const { Cell::new(false) };
-    }
-
-    /// Counts one flow that the solver started from `first_fit`'s placement.
-    pub(super) fn add_warm() {
-        WARM.with(|c| c.set(c.get() + 1));
-    }
-
-    /// Flows started from `first_fit`'s placement so far on this thread.
-    pub(crate) fn warm() -> usize {
-        WARM.with(Cell::get)
-    }
-
-    /// Plants a mistake in the warm start on this thread: one unit more leaves the source
-    /// than reaches the sink (not a flow, so the solver must start cold).
-    pub(crate) fn plant_warm(on: bool) {
-        PLANTED_WARM.with(|c| c.set(on));
-    }
-
-    pub(super) fn planted_warm() -> bool {
-        PLANTED_WARM.with(Cell::get)
     }
 }

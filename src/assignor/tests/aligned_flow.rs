@@ -242,35 +242,3 @@ fn the_warm_start_of_the_rack_flow_is_certified() {
         }
     }
 }
-
-/// Where `keep_all`'s first fit does not place every left-over partition, what it placed is
-/// the small flow's warm start (every cost 0: certified at once). Its verdicts and so every
-/// result are those of a cold start: a planted mistake in the warm start (one unit more out
-/// of the source than reaches the sink) leaves no start certified and changes no output.
-#[test]
-fn keep_all_starts_its_flow_from_the_first_fit() {
-    let mut runs = Vec::new();
-    for planted in [false, true] {
-        aligned::keep_all_tally::plant_warm(planted);
-        let mut rng = Rng(101);
-        let (verdicts, warm) = (
-            aligned::keep_all_tally::get(),
-            aligned::keep_all_tally::warm(),
-        );
-        let mut outputs = Vec::new();
-        for case in 0..1000 {
-            let spec = bench_like(&mut rng, 40, 6, 1, case % 4 == 0);
-            outputs.push(UniformV2.assign(&spec).unwrap());
-        }
-        aligned::keep_all_tally::plant_warm(false);
-        let verdicts = aligned::keep_all_tally::get() - verdicts;
-        let warm = aligned::keep_all_tally::warm() - warm;
-        println!("planted {planted}: impossible {verdicts}, flows started warm {warm}");
-        runs.push((verdicts, warm, outputs));
-    }
-    let (verdicts, warm, outputs) = &runs[0];
-    assert!(*warm >= 5 && *verdicts >= 5, "{warm} {verdicts}");
-    assert_eq!(runs[1].1, 0, "a planted non-flow was certified");
-    assert_eq!(runs[1].0, *verdicts);
-    assert!(runs[1].2 == *outputs, "the warm start changed an output");
-}
