@@ -100,6 +100,8 @@ pub(crate) mod transport;
 use super::problem::Problem;
 use super::racks::{RackBits, keepable_claims};
 use extras::TopicChoice;
+#[cfg(test)]
+pub(crate) use extras::warm_tally as extras_warm_tally;
 use fit::Fit;
 #[cfg(test)]
 pub(crate) use fit::tally;

@@ -59,6 +59,8 @@ pub(super) fn greedy_extras(
         .map(|lm| rank(lm, 0, q, plus_left, false, gain_left[lm], k))
         .collect();
     let mut top: Vec<u64> = Vec::new();
+    let mut optional: Vec<u64> = Vec::new();
+    let mut mark = vec![false; n];
     for i in 0..topics.len() {
         let (earlier, rest) = topics.split_at_mut(i);
         let x = &mut rest[0];
@@ -83,11 +85,12 @@ pub(super) fn greedy_extras(
         let r = x.extra as usize;
         top_keys(&keys, r, &mut top);
         // Members already at q going above it: at most `plus_left` of them, the best ranked.
-        let mut optional: Vec<u64> = top
-            .iter()
-            .copied()
-            .filter(|&key| key != 0 && received[(u32::MAX - key as u32) as usize] == q)
-            .collect();
+        optional.clear();
+        optional.extend(
+            top.iter()
+                .copied()
+                .filter(|&key| key != 0 && received[(u32::MAX - key as u32) as usize] == q),
+        );
         if optional.len() > plus_left as usize {
             optional.sort_unstable_by(|a, b| b.cmp(a));
             for &key in &optional[plus_left as usize..] {
@@ -136,23 +139,25 @@ pub(super) fn greedy_extras(
             // An exchange across topics may have moved earlier extras.
             ranking.received_changed(&received);
             plus_left = s.saturating_sub(received.iter().filter(|&&g| g > q).count() as u32);
-            chosen.sort_unstable();
-            chosen.dedup();
+            if !sort_ids(&mut chosen, &mut mark) {
+                ok = false;
+                break;
+            }
             let above = chosen
                 .iter()
-                .filter(|&&lm| received.get(lm as usize) == Some(&q))
+                .filter(|&&lm| received[lm as usize] == q)
                 .count();
             if chosen.len() != r
                 || above > plus_left as usize
-                || chosen
-                    .iter()
-                    .any(|&lm| received.get(lm as usize).is_none_or(|&g| g > q))
+                || chosen.iter().any(|&lm| received[lm as usize] > q)
             {
                 ok = false;
                 break;
             }
+        } else {
+            // Distinct ids below n: the keys are distinct.
+            sort_ids(&mut chosen, &mut mark);
         }
-        chosen.sort_unstable();
         for &lm in &chosen {
             if received[lm as usize] == q {
                 plus_left -= 1;
@@ -309,13 +314,44 @@ impl Ranking {
         }
     }
 
-    /// The members to recompute, each once; afterwards none is marked.
-    fn drain(&mut self) -> Vec<u32> {
+    /// The members to recompute, each once, in the order first touched; afterwards none is
+    /// marked. (The list's buffer is kept for the next topic.)
+    fn drain(&mut self) -> std::vec::Drain<'_, u32> {
         for &lm in &self.dirty {
             self.marked[lm as usize] = false;
         }
-        std::mem::take(&mut self.dirty)
+        self.dirty.drain(..)
     }
+}
+
+/// From this many ids per member slot (`ids.len() · SORT_BY_MARKS ≥ n`) [`sort_ids`] marks
+/// and scans instead of sorting.
+const SORT_BY_MARKS: usize = 16;
+
+/// Sorts `ids` ascending and drops repeats, as `sort_unstable` then `dedup` would; `false`
+/// (with `ids` in some order) if an id is not below `mark.len()`. Long lists are marked in
+/// `mark` (left all `false`) and read back in one scan, O(n) instead of O(r log r).
+fn sort_ids(ids: &mut Vec<u32>, mark: &mut [bool]) -> bool {
+    let n = mark.len();
+    if ids.iter().any(|&id| id as usize >= n) {
+        return false;
+    }
+    if ids.len() * SORT_BY_MARKS < n {
+        ids.sort_unstable();
+        ids.dedup();
+        return true;
+    }
+    for &id in ids.iter() {
+        mark[id as usize] = true;
+    }
+    ids.clear();
+    for (id, marked) in mark.iter_mut().enumerate() {
+        if *marked {
+            *marked = false;
+            ids.push(id as u32);
+        }
+    }
+    true
 }
 
 /// Puts the `r` largest of `keys` into `top`, in no particular order.
@@ -376,7 +412,48 @@ fn select_top(keys: &mut [u64], r: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::select_top;
+    use super::{SORT_BY_MARKS, select_top, sort_ids};
+
+    /// `sort_ids` gives what sorting and removing repeats gives, on both sides of the length
+    /// at which it marks instead of sorting, leaves no mark behind, and refuses ids not below
+    /// n.
+    #[test]
+    fn sorts_ids_as_a_sort_would() {
+        let mut seed = 5u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let (mut marked, mut sorted) = (0, 0);
+        for round in 0..600 {
+            let n = 1 + next(300) as usize;
+            let len = match round % 2 {
+                0 => next(n as u64 + 1),
+                _ => next(n as u64 / 8 + 1),
+            } as usize;
+            let mut ids: Vec<u32> = (0..len).map(|_| next(n as u64) as u32).collect();
+            let mut want = ids.clone();
+            want.sort_unstable();
+            want.dedup();
+            let mut mark = vec![false; n];
+            if ids.len() * SORT_BY_MARKS >= n {
+                marked += 1;
+            } else {
+                sorted += 1;
+            }
+            assert!(sort_ids(&mut ids, &mut mark), "round {round}");
+            assert_eq!(ids, want, "round {round}: n {n}");
+            assert!(mark.iter().all(|&m| !m), "round {round}: marks left");
+            ids.push(n as u32);
+            assert!(
+                !sort_ids(&mut ids, &mut mark),
+                "round {round}: id n accepted"
+            );
+        }
+        assert!(marked > 100 && sorted > 100, "{marked} {sorted}");
+    }
 
     /// The front holds the r largest keys, as a full sort says, for r on both sides of the
     /// scan's limit and with repeated zeros (members that may not take an extra).
