@@ -414,18 +414,23 @@ fn select_top(keys: &mut [u64], r: usize) {
 mod tests {
     use super::{SORT_BY_MARKS, select_top, sort_ids};
 
+    /// Deterministic pseudo-random numbers below `n` (a linear congruential generator seeded
+    /// with `seed`), so that every run checks the same cases.
+    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        }
+    }
+
     /// `sort_ids` gives what sorting and removing repeats gives, on both sides of the length
     /// at which it marks instead of sorting, leaves no mark behind, and refuses ids not below
     /// n.
     #[test]
     fn sorts_ids_as_a_sort_would() {
-        let mut seed = 5u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
+        let mut next = numbers(5);
         let (mut marked, mut sorted) = (0, 0);
         for round in 0..600 {
             let n = 1 + next(300) as usize;
@@ -459,13 +464,7 @@ mod tests {
     /// scan's limit and with repeated zeros (members that may not take an extra).
     #[test]
     fn selects_the_largest() {
-        let mut seed = 11u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
+        let mut next = numbers(11);
         for round in 0..400 {
             let n = 1 + next(120) as usize;
             let mut keys: Vec<u64> = (0..n as u64)
