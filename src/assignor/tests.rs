@@ -25,6 +25,19 @@ mod warm;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, permuted, random_spec, score};
 
+/// Adds one to counter `k` of a thread-local array of counters: the tallies through which
+/// tests see which steps of the assignor ran.
+pub(crate) fn bump<const N: usize>(
+    counts: &'static std::thread::LocalKey<std::cell::Cell<[usize; N]>>,
+    k: usize,
+) {
+    counts.with(|c| {
+        let mut v = c.get();
+        v[k] += 1;
+        c.set(v);
+    });
+}
+
 fn topic(name: &str, partitions: i64) -> TopicSpec {
     TopicSpec {
         name: name.into(),

@@ -106,6 +106,7 @@ use super::super::components::{Component, LocalIndex};
 use super::super::flow::{Network, capacity as cap};
 use super::super::homogeneous::TopicExtras;
 use super::fit::{Fit, TopicState};
+use super::transport::rack_share;
 
 mod warm;
 
@@ -541,19 +542,11 @@ pub(super) fn deal_open(
     let mut next = vec![0usize; groups.len()];
     let mut bucket: Vec<i32> = Vec::new();
     for (r, takers) in open.takers.iter().enumerate() {
-        bucket.clear();
-        for (g, group) in groups.iter().enumerate() {
-            let amount = open.amount[g * racks + r] as usize;
-            let Some(slice) = group.get(next[g]..next[g] + amount) else {
-                return false;
-            };
-            bucket.extend_from_slice(slice);
-            next[g] += amount;
-        }
-        if bucket.len() != takers.len() {
+        if !rack_share(&groups, &open.amount, racks, r, &mut next, &mut bucket)
+            || bucket.len() != takers.len()
+        {
             return false;
         }
-        bucket.sort_unstable();
         for (&lm, &p) in takers.iter().zip(&bucket) {
             lists[comp.members[lm as usize] as usize].push((t, p));
         }

@@ -89,6 +89,7 @@
 
 use super::super::flow::{Network, capacity as cap};
 use super::Context;
+use super::transport::rack_share;
 
 /// One topic of the network and, once solved, how it is dealt.
 struct TopicFlow {
@@ -387,16 +388,9 @@ fn deal(ctx: &Context<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) 
     let mut next = vec![0usize; k + 1];
     let mut bucket: Vec<i32> = Vec::new();
     for (r, members) in ctx.rack_members.iter().enumerate() {
-        bucket.clear();
-        for (g, group) in groups.iter().enumerate() {
-            let amount = plan.amount[g * racks + r] as usize;
-            let Some(slice) = group.get(next[g]..next[g] + amount) else {
-                return false;
-            };
-            bucket.extend_from_slice(slice);
-            next[g] += amount;
+        if !rack_share(&groups, &plan.amount, racks, r, &mut next, &mut bucket) {
+            return false;
         }
-        bucket.sort_unstable();
         let mut from = bucket.iter();
         for &lm in members {
             let list = &mut lists[comp.members[lm as usize] as usize];

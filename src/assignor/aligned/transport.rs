@@ -160,6 +160,31 @@ impl Transport {
     }
 }
 
+/// Rack `r`'s partitions, ascending, into `bucket`, from a solved transport's amounts (group
+/// g sends `amount[g * racks + r]` to rack r): each group hands out its partitions in order,
+/// `next[g]` counting those already handed to earlier racks. `false` if a group has fewer left
+/// than its amount (the amounts do not match the groups).
+pub(crate) fn rack_share(
+    groups: &[Vec<i32>],
+    amount: &[u64],
+    racks: usize,
+    r: usize,
+    next: &mut [usize],
+    bucket: &mut Vec<i32>,
+) -> bool {
+    bucket.clear();
+    for (g, group) in groups.iter().enumerate() {
+        let units = amount[g * racks + r] as usize;
+        let Some(slice) = group.get(next[g]..next[g] + units) else {
+            return false;
+        };
+        bucket.extend_from_slice(slice);
+        next[g] += units;
+    }
+    bucket.sort_unstable();
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::Transport;

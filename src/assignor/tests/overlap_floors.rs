@@ -42,6 +42,31 @@ fn racked(rng: &mut Rng, mut spec: GroupSpec, racks: u64) -> GroupSpec {
     spec
 }
 
+/// A racked overlapping group with no claims, and the same group holding its v2 assignment.
+fn full_and_stable(
+    rng: &mut Rng,
+    members: usize,
+    topics: usize,
+    racks: u64,
+) -> (GroupSpec, GroupSpec) {
+    let plain = overlap_spec(rng, members, topics);
+    let mut full = racked(rng, plain, racks);
+    for m in &mut full.members {
+        m.owned.clear();
+    }
+    let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+    (full, stable)
+}
+
+/// `stable` with one member joining, in a random one of `racks` racks.
+fn racked_join(rng: &mut Rng, stable: &GroupSpec, racks: u64) -> GroupSpec {
+    let mut j = joined(rng, stable);
+    if let Some(joiner) = j.members.last_mut() {
+        joiner.rack = Some(format!("r{}", rng.below(racks)));
+    }
+    j
+}
+
 /// Racked overlapping groups of 10–50 members on 3–6 topics over 2–4 racks: in turn a join
 /// (the joiner in a random rack), a leave, a stable assignment, a full assignment and the
 /// stable claims scrambled.
@@ -52,20 +77,9 @@ fn specs(seed: u64, cases: usize) -> Vec<GroupSpec> {
             let members = 10 + rng.below(41) as usize;
             let topics = 3 + rng.below(4) as usize;
             let racks = 2 + rng.below(3);
-            let plain = overlap_spec(&mut rng, members, topics);
-            let mut full = racked(&mut rng, plain, racks);
-            for m in &mut full.members {
-                m.owned.clear();
-            }
-            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+            let (full, stable) = full_and_stable(&mut rng, members, topics, racks);
             match case % 5 {
-                0 => {
-                    let mut j = joined(&mut rng, &stable);
-                    if let Some(joiner) = j.members.last_mut() {
-                        joiner.rack = Some(format!("r{}", rng.below(racks)));
-                    }
-                    j
-                }
+                0 => racked_join(&mut rng, &stable, racks),
                 1 => left(&mut rng, &stable),
                 2 => stable,
                 3 => full,
@@ -83,18 +97,9 @@ fn wide_specs(seed: u64, cases: usize) -> Vec<GroupSpec> {
         .map(|case| {
             let members = 40 + rng.below(41) as usize;
             let topics = 12 + rng.below(9) as usize;
-            let plain = overlap_spec(&mut rng, members, topics);
-            let mut full = racked(&mut rng, plain, 3);
-            for m in &mut full.members {
-                m.owned.clear();
-            }
-            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+            let (_, stable) = full_and_stable(&mut rng, members, topics, 3);
             if case % 2 == 0 {
-                let mut j = joined(&mut rng, &stable);
-                if let Some(joiner) = j.members.last_mut() {
-                    joiner.rack = Some(format!("r{}", rng.below(3)));
-                }
-                j
+                racked_join(&mut rng, &stable, 3)
             } else {
                 left(&mut rng, &stable)
             }

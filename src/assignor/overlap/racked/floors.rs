@@ -100,7 +100,7 @@
 //! member nodes and n convex edges. The deal is O(P_t + claims_t + racks·groups + |Sub(t)|
 //! log |Sub(t)|) per topic. No partition × member product is built.
 
-use super::super::super::aligned::transport::Transport;
+use super::super::super::aligned::transport::{Transport, rack_share};
 use super::super::super::components::Component;
 #[cfg(test)]
 use super::super::super::flow;
@@ -546,16 +546,9 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
     let mut next = vec![0usize; k + 1];
     let mut bucket: Vec<i32> = Vec::new();
     for r in 0..racks {
-        bucket.clear();
-        for (g, group) in groups.iter().enumerate() {
-            let amount = plan.amount[g * racks + r] as usize;
-            let Some(slice) = group.get(next[g]..next[g] + amount) else {
-                return false;
-            };
-            bucket.extend_from_slice(slice);
-            next[g] += amount;
+        if !rack_share(&groups, &plan.amount, racks, r, &mut next, &mut bucket) {
+            return false;
         }
-        bucket.sort_unstable();
         let mut from = bucket.iter();
         while let Some(&i) = order.next_if(|&&i| rack_of(i) as usize == r) {
             let list = &mut lists[subs[i as usize] as usize];
