@@ -98,13 +98,13 @@ mod keep_all;
 pub(crate) mod transport;
 
 use super::problem::Problem;
-use super::racks::{RackBits, keepable_claims};
+use super::racks::{RackBits, keepable_claims, search_masks};
 use extras::TopicChoice;
 #[cfg(test)]
 pub(crate) use extras::warm_tally as extras_warm_tally;
 use fit::Fit;
 #[cfg(test)]
-pub(crate) use fit::tally;
+pub(crate) use fit::{planted as fit_planted, tally};
 #[cfg(test)]
 pub(crate) use floors::tally as floors_tally;
 #[cfg(test)]
@@ -495,7 +495,7 @@ impl Deal {
             if mask == 0 {
                 self.free.push(p);
             } else {
-                match self.groups.binary_search_by_key(&mask, |g| g.0) {
+                match search_masks(&self.groups, mask, |g| g.0) {
                     Ok(i) => self.groups[i].1.push(p),
                     Err(i) => {
                         if self.groups.len() >= MAX_GROUPS {

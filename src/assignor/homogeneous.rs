@@ -223,6 +223,13 @@ pub(crate) trait Repair {
         plus_left: u32,
     ) -> bool;
 
+    /// Whether the last call to [`Repair::repair`] may have changed `received` (moved an
+    /// extra of an earlier topic): only then does the greedy compare every member's extras
+    /// with what its ranking saw.
+    fn moved_extras(&self) -> bool {
+        true
+    }
+
     /// Whether the repair refused for good: every later call would refuse at once and the
     /// caller, with an exact construction of its own to run, wants no choice from
     /// [`choose_from`], which then returns none (no topic listed) instead of running the

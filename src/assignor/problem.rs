@@ -95,7 +95,9 @@ impl<'a> Problem<'a> {
         problem
     }
 
-    /// The index of the topic named `name`, if it exists.
+    /// The index of the topic named `name`, if it exists. Inlined: callers look up one name
+    /// per claim, and whether the compiler inlined it on its own varied from build to build.
+    #[inline]
     pub fn topic_index(&self, name: &str) -> Option<u32> {
         self.topic_ids.get(name).copied()
     }

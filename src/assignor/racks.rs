@@ -4,16 +4,20 @@
 //! The rack-aware paths read the replica racks of every partition of a component once: on
 //! large groups that is one name lookup per replica, which hashing and comparing strings made
 //! the largest single cost of a racked call. Rack names are short in practice (`r1`,
-//! `us-east-1a`), so a name of up to 15 bytes is packed with its length into a `u128` and
-//! found among the racks' packed names by integer comparison alone; longer names fall back
-//! to a search of the sorted names. Both lookups answer the same: the bit of a rack where
-//! some member of the component runs, or 0.
+//! `us-east-1a`), so a name of up to 15 bytes is packed with its length into an integer
+//! (a `u64` up to 7 bytes, read a few bytes at a time; a `u128` up to 15) and found among the
+//! racks' packed names of its width by integer comparison alone; longer names fall back to a
+//! search of the sorted names. All lookups answer the same: the bit of a rack where some
+//! member of the component runs, or 0.
 
 use super::components::Component;
 use super::problem::Problem;
 
 /// The longest name [`pack`] represents: the 16th byte holds the length.
 const PACKED_BYTES: usize = 15;
+
+/// The longest name [`pack_short`] represents: the 8th byte holds the length.
+const SHORT_BYTES: usize = 7;
 
 /// At most this many packed names are scanned in order; more are binary-searched.
 const LINEAR_SCAN: usize = 8;
@@ -22,12 +26,45 @@ const LINEAR_SCAN: usize = 8;
 pub(crate) struct RackBits<'a> {
     /// The distinct racks of the component's members, ascending by name (at most 64).
     names: Vec<&'a str>,
-    /// Packed name → bit, ascending by packed name, for names [`pack`] represents.
+    /// Packed name → bit, ascending by packed name, for names [`pack_short`] represents.
+    short: Vec<(u64, u64)>,
+    /// Packed name → bit, ascending by packed name, for the longer names [`pack`]
+    /// represents.
     packed: Vec<(u128, u64)>,
 }
 
+/// `name` with its length as one integer, when it has at most [`SHORT_BYTES`] bytes: the
+/// same value as [`pack`]'s. The bytes are read as fixed-size little-endian words chosen by
+/// the length (names of one group mostly share a length, so the branch is predicted), which
+/// costs a few instructions where a loop over the bytes with 128-bit shifts cost dozens.
+#[inline]
+fn pack_short(bytes: &[u8]) -> Option<u64> {
+    let byte = |i: usize| u64::from(bytes[i]);
+    let half = |i: usize| u64::from(u16::from_le_bytes([bytes[i], bytes[i + 1]]));
+    let word = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            bytes[i],
+            bytes[i + 1],
+            bytes[i + 2],
+            bytes[i + 3],
+        ]))
+    };
+    let value = match bytes.len() {
+        0 => 0,
+        1 => byte(0),
+        2 => half(0),
+        3 => half(0) | byte(2) << 16,
+        4 => word(0),
+        5 => word(0) | byte(4) << 32,
+        6 => word(0) | half(4) << 32,
+        7 => word(0) | half(4) << 32 | byte(6) << 48,
+        _ => return None,
+    };
+    Some(value | (bytes.len() as u64) << (8 * bytes.len()))
+}
+
 /// `name` with its length as one integer, when it has at most [`PACKED_BYTES`] bytes: byte
-/// i in bits 8(i+1)..8(i+2), the length in the lowest byte. Two names pack to the same
+/// i in bits 8i..8(i+1), the length in the byte after the last. Two names pack to the same
 /// integer only if they are equal: the length tells a trailing NUL from padding.
 fn pack(name: &str) -> Option<u128> {
     let bytes = name.as_bytes();
@@ -55,13 +92,24 @@ impl<'a> RackBits<'a> {
         if names.is_empty() || names.len() > 64 {
             return None;
         }
+        let mut short: Vec<(u64, u64)> = names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| pack_short(name.as_bytes()).map(|key| (key, 1u64 << i)))
+            .collect();
+        short.sort_unstable();
         let mut packed: Vec<(u128, u64)> = names
             .iter()
             .enumerate()
+            .filter(|(_, name)| name.len() > SHORT_BYTES)
             .filter_map(|(i, name)| pack(name).map(|key| (key, 1u64 << i)))
             .collect();
         packed.sort_unstable();
-        Some(RackBits { names, packed })
+        Some(RackBits {
+            names,
+            short,
+            packed,
+        })
     }
 
     /// How many racks there are.
@@ -72,6 +120,24 @@ impl<'a> RackBits<'a> {
     /// The bit of rack `name`, or 0 where no member of the component runs in it.
     #[inline]
     pub fn bit(&self, name: &str) -> u64 {
+        match pack_short(name.as_bytes()) {
+            Some(key) if self.short.len() <= LINEAR_SCAN => self
+                .short
+                .iter()
+                .find(|&&(k, _)| k == key)
+                .map_or(0, |&(_, bit)| bit),
+            Some(key) => self
+                .short
+                .binary_search_by_key(&key, |&(k, _)| k)
+                .map_or(0, |i| self.short[i].1),
+            None => self.long_bit(name),
+        }
+    }
+
+    /// [`RackBits::bit`] of a name longer than [`SHORT_BYTES`], kept out of line so that the
+    /// short names' lookup stays small enough to inline into the loops over replicas.
+    #[inline(never)]
+    fn long_bit(&self, name: &str) -> u64 {
         match pack(name) {
             Some(key) if self.packed.len() <= LINEAR_SCAN => self
                 .packed
@@ -116,6 +182,33 @@ impl<'a> RackBits<'a> {
     }
 }
 
+/// At most this many masks are scanned in order by [`search_masks`]; more are
+/// binary-searched.
+const MASKS_SCANNED: usize = 16;
+
+/// Where `mask` is among `items`, whose masks (`mask_of`) are distinct and ascending: as
+/// `binary_search_by_key` answers, `Ok` with its position or `Err` with where it would go.
+/// Short lists (a topic's groups with a few racks) are scanned, which costs fewer
+/// instructions than halving.
+#[inline]
+pub(crate) fn search_masks<T>(
+    items: &[T],
+    mask: u64,
+    mask_of: impl Fn(&T) -> u64,
+) -> Result<usize, usize> {
+    if items.len() > MASKS_SCANNED {
+        return items.binary_search_by_key(&mask, mask_of);
+    }
+    let at = items
+        .iter()
+        .position(|item| mask_of(item) >= mask)
+        .unwrap_or(items.len());
+    match items.get(at) {
+        Some(item) if mask_of(item) == mask => Ok(at),
+        _ => Err(at),
+    }
+}
+
 /// The claims (partition, member) among `claims` that are *keepable*: the partition cannot be
 /// aligned (`masks[p] == 0`) or its claimant runs in one of its replica racks (`bit_of(m)`
 /// meets `masks[p]`). Order is kept. `every_claim` (a planted fault for tests) keeps them all.
@@ -139,7 +232,23 @@ pub(crate) fn keepable_claims(
 
 #[cfg(test)]
 mod tests {
-    use super::{RackBits, pack};
+    use super::{MASKS_SCANNED, RackBits, SHORT_BYTES, pack, pack_short, search_masks};
+
+    /// The search answers as a binary search does, on lists scanned and lists halved, for
+    /// masks present, between, below and above them.
+    #[test]
+    fn mask_search_matches_binary_search() {
+        for len in [0usize, 1, 2, 3, MASKS_SCANNED, MASKS_SCANNED + 1, 40] {
+            let masks: Vec<u64> = (0..len as u64).map(|i| 3 * i + 2).collect();
+            for mask in 0..3 * len as u64 + 4 {
+                assert_eq!(
+                    search_masks(&masks, mask, |&m| m),
+                    masks.binary_search(&mask),
+                    "mask {mask} among {len}"
+                );
+            }
+        }
+    }
 
     /// Every lookup agrees with the definition (bit i for the i-th name in order, else 0),
     /// with few racks (scanned), many (binary-searched) and names too long to pack.
@@ -149,6 +258,8 @@ mod tests {
         for count in [1usize, 3, 8, 9, 20, 64] {
             let mut owned: Vec<String> = (0..count).map(|i| format!("r{i}")).collect();
             owned.push(format!("{long}-{count}"));
+            // Packed as u128 (8 to 15 bytes) beside the short ones.
+            owned.push(format!("rack-{count:04}-x"));
             owned.sort();
             let names: Vec<&str> = owned.iter().map(String::as_str).collect();
             let Some(bits) = RackBits::from_names(names.clone()) else {
@@ -159,7 +270,7 @@ mod tests {
             for (i, name) in names.iter().enumerate() {
                 assert_eq!(bits.bit(name), 1u64 << i, "{name} of {count}");
             }
-            for stranger in ["", "r", "r1\0", "zz", long, "r100"] {
+            for stranger in ["", "r", "r1\0", "zz", long, "r100", "rack-0001-y"] {
                 let expected = names.binary_search(&stranger).map_or(0, |i| 1u64 << i);
                 assert_eq!(bits.bit(stranger), expected, "{stranger} of {count}");
             }
@@ -188,5 +299,24 @@ mod tests {
             }
         }
         assert_eq!(pack("sixteen-bytes-16"), None);
+    }
+
+    /// The short packing gives the same integer as the general one for every length it
+    /// represents (so a name is found whichever table holds it), including bytes that a
+    /// word read in the wrong order or at the wrong offset would misplace.
+    #[test]
+    fn short_packing_matches() {
+        let source = "abcdefghijklmnop\u{7f}\0zZ";
+        for start in 0..4 {
+            for len in 0..=16 {
+                let name = &source[start..start + len];
+                let short = pack_short(name.as_bytes());
+                if len <= SHORT_BYTES {
+                    assert_eq!(short.map(u128::from), pack(name), "{name:?}");
+                } else {
+                    assert_eq!(short, None, "{name:?}");
+                }
+            }
+        }
     }
 }

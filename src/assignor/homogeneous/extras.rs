@@ -4,6 +4,7 @@
 
 use super::super::components::Component;
 use super::super::problem::Problem;
+use super::greedy::sort_ids;
 #[cfg(test)]
 use super::planted;
 use super::{TopicExtras, rotation};
@@ -63,6 +64,8 @@ pub(super) fn topic_extras(
     let mut topics: Vec<TopicExtras> = Vec::new();
     let mut count = vec![0u32; n];
     let mut touched: Vec<u32> = Vec::new();
+    // Marks for sorting long lists of gaining members by one scan (see `sort_ids`).
+    let mut mark = vec![false; n];
     let mut total_extras = 0u64;
     for &t in &comp.topics {
         let partitions = problem.partitions(t);
@@ -87,8 +90,9 @@ pub(super) fn topic_extras(
                 *c += 1;
             }
             // Owners come by partition; after a balanced deal they usually come by member too.
+            // The ids are distinct and below n, so `sort_ids` only sorts.
             if !gaining.is_sorted() {
-                gaining.sort_unstable();
+                sort_ids(&mut gaining, &mut mark);
             }
             for &lm in &gaining {
                 count[lm as usize] = 0;
@@ -106,7 +110,7 @@ pub(super) fn topic_extras(
                 .copied()
                 .filter(|&lm| count[lm as usize] > floor)
                 .collect();
-            gaining.sort_unstable();
+            sort_ids(&mut gaining, &mut mark);
             // Owners that do not gain must be reset too.
             #[cfg(test)]
             let reset = if planted::RESET_BY_GAINING.get() {

@@ -75,9 +75,7 @@ pub(super) fn greedy_extras(
             let (got, gaining, left) = (received[lm], gaining_flag[lm], gain_left[lm]);
             rank(lm, got, q, plus_left, gaining, left, topics_left)
         };
-        for lm in ranking.drain() {
-            keys[lm as usize] = fresh(lm as usize);
-        }
+        ranking.refresh(&mut keys, fresh);
         #[cfg(test)]
         for (lm, &key) in keys.iter().enumerate() {
             assert_eq!(key, fresh(lm), "topic {i}: member {lm}'s kept key is stale");
@@ -136,9 +134,18 @@ pub(super) fn greedy_extras(
                 ok = false;
                 break;
             }
-            // An exchange across topics may have moved earlier extras.
-            ranking.received_changed(&received);
-            plus_left = s.saturating_sub(received.iter().filter(|&&g| g > q).count() as u32);
+            // An exchange across topics may have moved earlier extras. Otherwise `received`
+            // is as the ranking saw it and `plus_left` is still s minus the members above q.
+            if repair.moved_extras() {
+                ranking.received_changed(&received);
+                plus_left = s.saturating_sub(received.iter().filter(|&&g| g > q).count() as u32);
+            }
+            #[cfg(test)]
+            assert_eq!(
+                plus_left,
+                s.saturating_sub(received.iter().filter(|&&g| g > q).count() as u32),
+                "topic {i}: places above q miscounted"
+            );
             if !sort_ids(&mut chosen, &mut mark) {
                 ok = false;
                 break;
@@ -314,13 +321,13 @@ impl Ranking {
         }
     }
 
-    /// The members to recompute, each once, in the order first touched; afterwards none is
-    /// marked. (The list's buffer is kept for the next topic.)
-    fn drain(&mut self) -> std::vec::Drain<'_, u32> {
-        for &lm in &self.dirty {
+    /// Recomputes with `fresh` the key in `keys` of every member marked, each once;
+    /// afterwards none is marked. (The list's buffer is kept for the next topic.)
+    fn refresh(&mut self, keys: &mut [u64], fresh: impl Fn(usize) -> u64) {
+        for lm in self.dirty.drain(..) {
             self.marked[lm as usize] = false;
+            keys[lm as usize] = fresh(lm as usize);
         }
-        self.dirty.drain(..)
     }
 }
 
@@ -331,7 +338,7 @@ const SORT_BY_MARKS: usize = 16;
 /// Sorts `ids` ascending and drops repeats, as `sort_unstable` then `dedup` would; `false`
 /// (with `ids` in some order) if an id is not below `mark.len()`. Long lists are marked in
 /// `mark` (left all `false`) and read back in one scan, O(n) instead of O(r log r).
-fn sort_ids(ids: &mut Vec<u32>, mark: &mut [bool]) -> bool {
+pub(super) fn sort_ids(ids: &mut Vec<u32>, mark: &mut [bool]) -> bool {
     let n = mark.len();
     if ids.iter().any(|&id| id as usize >= n) {
         return false;

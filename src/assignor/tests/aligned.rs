@@ -160,6 +160,25 @@ fn certified_results_are_optimal_on_small_groups() {
     assert!(repairs.iter().all(|&c| c > 0), "repairs {repairs:?}");
 }
 
+/// The greedy brings its ranking up to date after a repair only when the repair says it
+/// moved an earlier topic's extra: a repair that moves extras without saying so is caught by
+/// the greedy's test-only checks of its kept keys and count of places above q.
+#[test]
+fn unreported_moves_of_extras_are_caught() {
+    let run = || {
+        let mut rng = Rng(53);
+        for case in 0..1500 {
+            let spec = random_racked(&mut rng, 4, 3, case % 3);
+            UniformV2.assign(&spec).unwrap();
+        }
+    };
+    run();
+    aligned::fit_planted::MOVES_UNREPORTED.set(true);
+    let caught = std::panic::catch_unwind(run).is_err();
+    aligned::fit_planted::MOVES_UNREPORTED.set(false);
+    assert!(caught, "a repair hiding its moves went unnoticed");
+}
+
 #[test]
 fn objective_values_equal_the_flow_on_larger_groups() {
     let mut rng = Rng(59);
