@@ -35,7 +35,7 @@ const CANDIDATES: usize = 8;
 const EARLIER: usize = 256;
 
 /// What one member's extra changes for the small flow.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Effect {
     /// It keeps one more of its own partitions: one fewer left over in this group.
     Keeps(usize),
@@ -169,6 +169,9 @@ pub(super) struct Fit<'a, 'p> {
     chosen_mark: Vec<bool>,
     supply_try: Vec<u64>,
     room_try: Vec<u64>,
+    /// Answers of [`Fit::left_with`] while the states stay as they are: (other state, effect
+    /// taken away, effect added, units left).
+    memo: Vec<(bool, Effect, Effect, u64)>,
     /// Whether a refusal is final: every later topic is refused at once (set when an exact
     /// construction follows, see [`Fit::gave_up`]).
     pub(super) final_refusal: bool,
@@ -216,6 +219,7 @@ impl<'a, 'p> Fit<'a, 'p> {
             chosen_mark: vec![false; n],
             supply_try: Vec::new(),
             room_try: Vec::new(),
+            memo: Vec::new(),
             final_refusal: false,
             refused: false,
             moved: false,
@@ -306,6 +310,48 @@ impl<'a, 'p> Fit<'a, 'p> {
         self.flow.solve(masks, &self.supply_try, &self.room_try)
     }
 
+    /// How many units stay unplaced (0: it fits) in `state` (`self.other` when `use_other`)
+    /// with `out`'s extra given to `into`, as [`Fit::fits_with`] answers. The answer depends
+    /// only on the state and the two members' [`Effect`]s, and a topic's members have few
+    /// distinct effects (a group or a rack each), so it is remembered by them: the caller
+    /// clears `memo` whenever the state it asks about changes. (The flow's reached racks are
+    /// left as they were when the answer is remembered.)
+    fn left_with(&mut self, use_other: bool, out: usize, into: usize) -> u64 {
+        let state = if use_other { &self.other } else { &self.now };
+        let (a, b) = (
+            state.effect(out, self.member_bit),
+            state.effect(into, self.member_bit),
+        );
+        #[cfg(test)]
+        let by_out_only = planted::MEMO_BY_OUT_ONLY.get();
+        #[cfg(not(test))]
+        let by_out_only = false;
+        let known = self
+            .memo
+            .iter()
+            .find(|e| e.0 == use_other && e.1 == a && (by_out_only || e.2 == b))
+            .map(|e| e.3);
+        let fresh = |fit: &mut Self| {
+            if fit.fits_with(use_other, out, into) {
+                0
+            } else {
+                fit.flow.unplaced
+            }
+        };
+        match known {
+            Some(left) => {
+                #[cfg(test)]
+                assert_eq!(left, fresh(self), "a remembered answer differs");
+                left
+            }
+            None => {
+                let left = fresh(self);
+                self.memo.push((use_other, a, b, left));
+                left
+            }
+        }
+    }
+
     /// Whether the current topic fits as tallied (sets the flow's reached racks otherwise).
     fn fits_now(&mut self) -> bool {
         self.flow
@@ -346,6 +392,7 @@ impl<'a, 'p> Fit<'a, 'p> {
                 .map(|lm| (u64::MAX - self.key_of[lm], lm)),
             &mut ins,
         );
+        self.memo.clear();
         let mut best: Option<(u64, usize, usize)> = None;
         for &(_, into) in &ins {
             for &(_, pos) in &outs {
@@ -354,11 +401,7 @@ impl<'a, 'p> Fit<'a, 'p> {
                 if above > plus_left {
                     continue;
                 }
-                let left = if self.fits_with(false, out, into) {
-                    0
-                } else {
-                    self.flow.unplaced
-                };
+                let left = self.left_with(false, out, into);
                 if left < unplaced && best.is_none_or(|(b, _, _)| left < b) {
                     best = Some((left, pos, into));
                     if left == 0 {
@@ -394,6 +437,7 @@ impl<'a, 'p> Fit<'a, 'p> {
         }
         outs.sort_by_key(|&pos| self.now.gaining(chosen[pos] as usize));
         outs.truncate(4 * CANDIDATES);
+        self.memo.clear();
         for x in earlier.iter_mut().rev().take(EARLIER) {
             if !x
                 .chosen
@@ -406,6 +450,7 @@ impl<'a, 'p> Fit<'a, 'p> {
             self.base(&mut other, x.topic);
             other.tally(&x.chosen, bit);
             self.other = other;
+            self.memo.retain(|e| !e.0);
             let mut ins: Vec<usize> = x
                 .chosen
                 .iter()
@@ -428,12 +473,8 @@ impl<'a, 'p> Fit<'a, 'p> {
                     if tried > CANDIDATES * CANDIDATES {
                         break;
                     }
-                    let left = if self.fits_with(false, out, into) {
-                        0
-                    } else {
-                        self.flow.unplaced
-                    };
-                    if left >= unplaced || !self.fits_with(true, into, out) {
+                    let left = self.left_with(false, out, into);
+                    if left >= unplaced || self.left_with(true, into, out) != 0 {
                         continue;
                     }
                     let k = x.chosen.binary_search(&(into as u32)).unwrap_or(0);
@@ -577,6 +618,9 @@ pub(crate) mod planted {
         /// The repair never reports that it moved an earlier topic's extra, so the greedy
         /// keeps stale keys and a stale count of the places above q.
         pub(crate) static MOVES_UNREPORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// The remembered answers of the exchange checks are looked up by the effect taken
+        /// away alone, so an exchange may be judged by another's answer.
+        pub(crate) static MEMO_BY_OUT_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 

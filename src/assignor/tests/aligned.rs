@@ -179,6 +179,28 @@ fn unreported_moves_of_extras_are_caught() {
     assert!(caught, "a repair hiding its moves went unnoticed");
 }
 
+/// The repair remembers the small flow's answer for each pair of effects of an exchange:
+/// remembering it by the effect taken away alone is caught by the test-only comparison of
+/// every remembered answer with a fresh one.
+#[test]
+fn answers_remembered_for_other_exchanges_are_caught() {
+    let run = || {
+        let mut rng = Rng(59);
+        for case in 0..300 {
+            let spec = random_racked(&mut rng, 14, 6, case % 3);
+            UniformV2.assign(&spec).unwrap();
+        }
+    };
+    run();
+    aligned::fit_planted::MEMO_BY_OUT_ONLY.set(true);
+    let caught = std::panic::catch_unwind(run).is_err();
+    aligned::fit_planted::MEMO_BY_OUT_ONLY.set(false);
+    assert!(
+        caught,
+        "answers remembered for other exchanges went unnoticed"
+    );
+}
+
 #[test]
 fn objective_values_equal_the_flow_on_larger_groups() {
     let mut rng = Rng(59);
