@@ -503,8 +503,14 @@ fn lowest(items: impl Iterator<Item = (u64, usize)>, out: &mut Vec<(u64, usize)>
             }
             out.pop();
         }
-        let at = out.partition_point(|&kept| kept < item);
-        out.insert(at, item);
+        // Shifted into place one step at a time: a few steps, where `insert` called `memmove`.
+        out.push(item);
+        let mut at = out.len() - 1;
+        while at > 0 && out[at - 1] > item {
+            out[at] = out[at - 1];
+            at -= 1;
+        }
+        out[at] = item;
     }
 }
 
