@@ -28,19 +28,27 @@
 //! ([`swap_extras`]): each from a member at load L + 1 that gains nothing from it to one at
 //! load L, so that the two loads trade places. The multiset of loads and the gaining cells
 //! used are unchanged, so the counts stay optimal for step 3, and the topic is dealt again
-//! (a few rounds at most). When that does not help either, or a topic's partitions fall into
-//! more than [`MAX_GROUPS`] masks, [`assign`] takes back what it wrote and runs the exact
-//! flow with floors of [`floors`] (every member in a rack): a min-cost flow over counts that
-//! lets members give up keepable claims and move extras jointly with the alignment, accepted
-//! only when it aligns every alignable partition at the balance optimum of the counts. When
+//! (a few rounds at most). Where no such pair exists (every load equal, as in a full
+//! assignment), two members trade extras of two topics ([`exchange`]): u hands its extra of
+//! the stuck topic to v, v hands u its extra of another topic both subscribe to, neither
+//! giving up a gaining cell. Every load stays as it was and no gaining cell is lost, so the
+//! counts stay optimal for step 3 again; the other topic is dealt (again, if it was dealt
+//! already) with the new counts, and the exchange is taken back when that fails. At most
+//! [`MAX_EXCHANGES`] are tried per component. When none helps either, or a topic's
+//! partitions fall into more than [`MAX_GROUPS`] masks, [`assign`] takes back what it wrote
+//! and runs the exact flow with floors of [`floors`] (every member in a rack): a min-cost
+//! flow over counts that lets members give up keepable claims and move extras jointly with
+//! the alignment, accepted only when it aligns every alignable partition at the balance
+//! optimum of the counts. When
 //! that declines too, or the component's members run in more than 64 racks, [`assign`]
 //! returns false with nothing written; the caller runs the general flow, which is exact in
 //! every case.
 //!
 //! # Tie rule (objective 6)
 //!
-//! The extras of [`super::choose`] on the keepable claims, with the exchanges above (the
-//! first giver and the first receiver in subscriber order); then, per topic: each member keeps
+//! The extras of [`super::choose`] on the keepable claims, with the exchanges above (within a
+//! topic: the first giver and the first receiver in subscriber order; across topics: as
+//! [`exchange`] says); then, per topic: each member keeps
 //! its keepable partitions up to c_tm, lowest numbers first; the small flow splits every group
 //! over racks (its own order: groups in mask order, racks in name order); each rack's
 //! partitions, ascending, fill its subscribers with room in id order; the partitions that
@@ -52,7 +60,9 @@
 //!
 //! That of [`super::choose`], plus O(P·ρ) for the masks (ρ replicas per partition, each
 //! found among the racks by [`RackBits`]) and one small flow per topic, O(|Sub(t)|²) per
-//! exchange round in the worst case (rounds and exchanges are bounded). When the certificate
+//! exchange round in the worst case (rounds and exchanges are bounded); an exchange across
+//! topics costs a search over pairs of subscribers and their common topics (O(|Sub(t)|² ·
+//! topics per member) at worst, found early in practice) and a deal or two. When the certificate
 //! fails, that of the exact flow ([`floors`]: one network over counts, never a partition ×
 //! member product).
 
