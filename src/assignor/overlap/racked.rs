@@ -172,6 +172,7 @@ pub(crate) fn assign(
         index: &index,
         member_bit: &member_bit,
         keepable: &keepable,
+        held: vec![std::cell::OnceCell::new(); comp.topics.len()],
     };
     let mut refused: Vec<Exchange> = Vec::new();
     let mut exchanges = 0;

@@ -59,6 +59,27 @@ pub(super) struct Scope<'a, 'p> {
     pub member_bit: &'a [u64],
     /// Per topic: the keepable claims (partition, member), ascending by partition.
     pub keepable: &'a [Vec<(i32, u32)>],
+    /// Per local topic, per subscriber index: its keepable claims, counted on the topic's
+    /// first use (topics no exchange looks at never pay for it).
+    pub held: Vec<std::cell::OnceCell<Vec<u32>>>,
+}
+
+impl Scope<'_, '_> {
+    /// The keepable claims of local topic `lt` held by its `i`-th subscriber.
+    fn held(&self, lt: usize, i: usize) -> u32 {
+        let held = self.held[lt].get_or_init(|| {
+            let t = self.comp.topics[lt] as usize;
+            let subscribers = &self.problem.subscribers[t];
+            let mut held = vec![0u32; subscribers.len()];
+            for &(_, m) in &self.keepable[t] {
+                if let Ok(i) = subscribers.binary_search(&m) {
+                    held[i] += 1;
+                }
+            }
+            held
+        });
+        held[i]
+    }
 }
 
 impl Exchange {
@@ -113,10 +134,9 @@ fn gains(x: &Scope<'_, '_>, counts: &Counts, lt: usize, lm: u32) -> bool {
     if GAINING_GIVEN.with(std::cell::Cell::get) {
         return false;
     }
-    let m = x.comp.members[lm as usize];
-    let claims = &x.keepable[x.comp.topics[lt] as usize];
-    let held = claims.iter().filter(|&&(_, owner)| owner == m).count();
-    held > counts.floor[lt] as usize
+    counts.subs[lt]
+        .binary_search(&lm)
+        .is_ok_and(|i| x.held(lt, i) > counts.floor[lt])
 }
 
 /// The local topics `lm` subscribes to, ascending.
