@@ -28,19 +28,27 @@
 //! ([`swap_extras`]): each from a member at load L + 1 that gains nothing from it to one at
 //! load L, so that the two loads trade places. The multiset of loads and the gaining cells
 //! used are unchanged, so the counts stay optimal for step 3, and the topic is dealt again
-//! (a few rounds at most). When that does not help either, or a topic's partitions fall into
-//! more than [`MAX_GROUPS`] masks, [`assign`] takes back what it wrote and runs the exact
-//! flow with floors of [`floors`] (every member in a rack): a min-cost flow over counts that
-//! lets members give up keepable claims and move extras jointly with the alignment, accepted
-//! only when it aligns every alignable partition at the balance optimum of the counts. When
+//! (a few rounds at most). Where no such pair exists (every load equal, as in a full
+//! assignment), two members trade extras of two topics ([`exchange`]): u hands its extra of
+//! the stuck topic to v, v hands u its extra of another topic both subscribe to, neither
+//! giving up a gaining cell. Every load stays as it was and no gaining cell is lost, so the
+//! counts stay optimal for step 3 again; the other topic is dealt (again, if it was dealt
+//! already) with the new counts, and the exchange is taken back when that fails. At most
+//! [`MAX_EXCHANGES`] are tried per component. When none helps either, or a topic's
+//! partitions fall into more than [`MAX_GROUPS`] masks, [`assign`] takes back what it wrote
+//! and runs the exact flow with floors of [`floors`] (every member in a rack): a min-cost
+//! flow over counts that lets members give up keepable claims and move extras jointly with
+//! the alignment, accepted only when it aligns every alignable partition at the balance
+//! optimum of the counts. When
 //! that declines too, or the component's members run in more than 64 racks, [`assign`]
 //! returns false with nothing written; the caller runs the general flow, which is exact in
 //! every case.
 //!
 //! # Tie rule (objective 6)
 //!
-//! The extras of [`super::choose`] on the keepable claims, with the exchanges above (the
-//! first giver and the first receiver in subscriber order); then, per topic: each member keeps
+//! The extras of [`super::choose`] on the keepable claims, with the exchanges above (within a
+//! topic: the first giver and the first receiver in subscriber order; across topics: as
+//! [`exchange`] says); then, per topic: each member keeps
 //! its keepable partitions up to c_tm, lowest numbers first; the small flow splits every group
 //! over racks (its own order: groups in mask order, racks in name order); each rack's
 //! partitions, ascending, fill its subscribers with room in id order; the partitions that
@@ -52,7 +60,9 @@
 //!
 //! That of [`super::choose`], plus O(P·ρ) for the masks (ρ replicas per partition, each
 //! found among the racks by [`RackBits`]) and one small flow per topic, O(|Sub(t)|²) per
-//! exchange round in the worst case (rounds and exchanges are bounded). When the certificate
+//! exchange round in the worst case (rounds and exchanges are bounded); an exchange across
+//! topics costs a search over pairs of subscribers and their common topics (O(|Sub(t)|² ·
+//! topics per member) at worst, found early in practice) and a deal or two. When the certificate
 //! fails, that of the exact flow ([`floors`]: one network over counts, never a partition ×
 //! member product).
 
@@ -61,8 +71,10 @@ use super::super::aligned::transport::Transport;
 use super::super::components::Component;
 use super::super::problem::Problem;
 use super::super::racks::{RackBits, keepable_claims};
-use super::choose;
+use super::{Counts, choose};
+use exchange::{Exchange, Scope};
 
+pub(crate) mod exchange;
 pub(crate) mod floors;
 
 #[cfg(test)]
@@ -154,47 +166,46 @@ pub(crate) fn assign(
         flow: Transport::default(),
         racks: racks.len(),
     };
-    for (lt, &t) in comp.topics.iter().enumerate() {
+    let scope = exchange::Scope {
+        problem,
+        comp,
+        index: &index,
+        member_bit: &member_bit,
+        keepable: &keepable,
+        held: vec![std::cell::OnceCell::new(); comp.topics.len()],
+    };
+    let mut refused: Vec<Exchange> = Vec::new();
+    let mut exchanges = 0;
+    for lt in 0..comp.topics.len() {
+        let t = comp.topics[lt];
         let subscribers = &problem.subscribers[t as usize];
-        let bits: Vec<u64> = counts.subs[lt]
-            .iter()
-            .map(|&lm| member_bit[lm as usize])
-            .collect();
-        let index = |m: u32| counts.subs[lt].partition_point(|&x| (x as usize) < local(m));
-        let lengths: Vec<usize> = subscribers
-            .iter()
-            .map(|&m| lists[m as usize].len())
-            .collect();
-        let mut swaps = 0;
+        let mut rounds = 0;
         loop {
-            let topic = Topic {
-                topic: t,
-                masks: &masks[lt],
-                subscribers,
-                bits: &bits,
-                floor: counts.floor[lt],
-                chosen: &counts.chosen[lt],
-                keepable: &keepable[t as usize],
-            };
-            if deal.topic(&topic, index, lists) {
+            let lengths: Vec<usize> = subscribers
+                .iter()
+                .map(|&m| lists[m as usize].len())
+                .collect();
+            if deal_topic(&mut deal, &scope, &masks, &counts, lt, lists) {
                 break;
             }
             for (&m, &len) in subscribers.iter().zip(&lengths) {
                 lists[m as usize].truncate(len);
             }
-            let mut kept = vec![0u32; subscribers.len()];
-            for &(_, m) in &keepable[t as usize] {
-                kept[index(m)] += 1;
+            let mut moved =
+                rounds < MAX_SWAP_ROUNDS && swap_extras(&scope, &mut counts, lt, &deal.flow);
+            rounds += 1;
+            while !moved && exchanges < MAX_EXCHANGES {
+                let reached = deal.flow.reached;
+                let Some(e) = exchange::find(&scope, &counts, lt, reached, &refused) else {
+                    break;
+                };
+                exchanges += 1;
+                moved = exchange_with(&mut deal, &scope, &masks, &mut counts, e, lists);
+                if !moved {
+                    refused.push(e);
+                }
             }
-            let x = Swap {
-                floor: counts.floor[lt],
-                subs: &counts.subs[lt],
-                bits: &bits,
-                kept: &kept,
-            };
-            if swaps == MAX_SWAP_ROUNDS
-                || !swap_extras(x, &mut counts.chosen[lt], &mut counts.load, &deal.flow)
-            {
+            if !moved {
                 for (&m, &len) in comp.members.iter().zip(&before) {
                     lists[m as usize].truncate(len);
                 }
@@ -211,7 +222,6 @@ pub(crate) fn assign(
                 };
                 return floors::assign(&inputs, lists);
             }
-            swaps += 1;
         }
     }
     #[cfg(test)]
@@ -219,25 +229,96 @@ pub(crate) fn assign(
     true
 }
 
-/// How many times a topic's extras are exchanged before [`assign`] gives up.
+/// How many times a topic's extras are exchanged within the topic before [`assign`] stops
+/// trying that.
 const MAX_SWAP_ROUNDS: usize = 4;
+
+/// How many exchanges across topics ([`exchange`]) a component may try before [`assign`]
+/// gives up: each costs a search and a deal or two, and a full assignment needs a few.
+const MAX_EXCHANGES: usize = 64;
+
+/// Deals local topic `lt` with `counts` (see [`RackDeal::topic`]).
+fn deal_topic(
+    deal: &mut RackDeal,
+    x: &Scope<'_, '_>,
+    masks: &[Vec<u64>],
+    counts: &Counts,
+    lt: usize,
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    let t = x.comp.topics[lt];
+    let subs = &counts.subs[lt];
+    let bits: Vec<u64> = subs.iter().map(|&lm| x.member_bit[lm as usize]).collect();
+    let topic = Topic {
+        topic: t,
+        masks: &masks[lt],
+        subscribers: &x.problem.subscribers[t as usize],
+        bits: &bits,
+        floor: counts.floor[lt],
+        chosen: &counts.chosen[lt],
+        keepable: &x.keepable[t as usize],
+    };
+    let at = |m: u32| subs.partition_point(|&y| (y as usize) < x.index.get(x.comp, m));
+    deal.topic(&topic, at, lists)
+}
+
+/// Applies exchange `e` (its topic's deal has been taken back). When its other topic is dealt
+/// already, takes that deal back and deals it again with the new counts; if that fails, the
+/// exchange is undone, the other topic dealt as before, and false returned.
+fn exchange_with(
+    deal: &mut RackDeal,
+    x: &Scope<'_, '_>,
+    masks: &[Vec<u64>],
+    counts: &mut Counts,
+    e: Exchange,
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    e.apply(counts);
+    #[cfg(test)]
+    exchange::EXCHANGED.with(|c| c.set(c.get() + 1));
+    if e.other > e.topic {
+        return true;
+    }
+    let t = x.comp.topics[e.other];
+    let subscribers = &x.problem.subscribers[t as usize];
+    let retract = |lists: &mut [Vec<(u32, i32)>]| {
+        for &m in subscribers {
+            lists[m as usize].retain(|&(y, _)| y != t);
+        }
+    };
+    retract(lists);
+    if deal_topic(deal, x, masks, counts, e.other, lists) {
+        return true;
+    }
+    retract(lists);
+    e.undo(counts);
+    #[cfg(test)]
+    exchange::EXCHANGED.with(|c| c.set(c.get() - 1));
+    // The same counts as before: the same deal, which succeeded.
+    let again = deal_topic(deal, x, masks, counts, e.other, lists);
+    debug_assert!(again, "a topic dealt before fails with the same counts");
+    false
+}
 
 /// After topic `lt`'s deal failed with `flow` unable to place some alignable partitions,
 /// moves up to `flow.unplaced` of its extras from chosen members whose rack is not among
 /// `flow.reached` (the full racks the unplaced groups can reach) to unchosen ones in those
 /// racks, each from a member at load L + 1 to one at load L that gains nothing from it:
 /// the two loads trade places, so the multiset of loads (balance) and the gaining cells used
-/// (`kept[i] > f` marks one) stay as they were, and the counts stay optimal for both.
-/// Returns whether any extra moved.
-fn swap_extras(
-    x: Swap<'_>,
-    chosen_list: &mut Vec<u32>,
-    load: &mut [i64],
-    flow: &Transport,
-) -> bool {
-    let (f, subs, bits, kept) = (x.floor, x.subs, x.bits, x.kept);
+/// (more than f_t keepable claims marks one) stay as they were, and the counts stay optimal
+/// for both. Returns whether any extra moved.
+fn swap_extras(x: &Scope<'_, '_>, counts: &mut Counts, lt: usize, flow: &Transport) -> bool {
+    let t = x.comp.topics[lt];
+    let f = counts.floor[lt];
+    let subs = &counts.subs[lt];
+    let mut kept = vec![0u32; subs.len()];
+    for &(_, m) in &x.keepable[t as usize] {
+        kept[subs.partition_point(|&y| (y as usize) < x.index.get(x.comp, m))] += 1;
+    }
+    let bits: Vec<u64> = subs.iter().map(|&lm| x.member_bit[lm as usize]).collect();
+    let load = &mut counts.load;
     let mut chosen = vec![false; subs.len()];
-    for &i in chosen_list.iter() {
+    for &i in &counts.chosen[lt] {
         chosen[i as usize] = true;
     }
     // Receivers by load (the first in subscriber order for each load), then the first giver
@@ -264,22 +345,10 @@ fn swap_extras(
         load[subs[v] as usize] += 1;
         moved += 1;
     }
-    *chosen_list = (0..subs.len() as u32)
+    counts.chosen[lt] = (0..subs.len() as u32)
         .filter(|&i| chosen[i as usize])
         .collect();
     moved > 0
-}
-
-/// What [`swap_extras`] reads of one topic.
-struct Swap<'a> {
-    /// f_t.
-    floor: u32,
-    /// Its subscribers as local member indices, ascending.
-    subs: &'a [u32],
-    /// Per subscriber: its rack's bit.
-    bits: &'a [u64],
-    /// Per subscriber: its keepable claims.
-    kept: &'a [u32],
 }
 
 /// One topic to deal with racks in view.

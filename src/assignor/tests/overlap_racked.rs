@@ -1,8 +1,11 @@
 //! Tests of the rack-aware count path for overlapping subscriptions (`overlap/racked.rs`):
 //! where it certifies a result, the objective values equal the class flow's; it certifies a
 //! good share of benchmark-like groups; input order changes nothing; counting every claim as
-//! keepable (a planted fault) is caught.
+//! keepable (a planted fault) is caught. Exchanges of extras across topics certify full
+//! groups of many small topics (the benchmark's shape), and two planted faults in them (the
+//! receiver handing nothing back, a gaining extra given up) are caught.
 
+use super::super::overlap::racked::exchange::{EXCHANGED, GAINING_GIVEN, ONE_SIDED};
 use super::super::overlap::racked::{ALL_KEEPABLE, CERTIFIED, TRIED};
 use super::super::*;
 use super::oracle::{Rng, checked_against_flow};
@@ -96,4 +99,70 @@ fn counting_every_claim_as_keepable_is_caught() {
     let caught = caught_with(&ALL_KEEPABLE, &specs(87, 200));
     println!("every claim keepable: caught on {caught} of 200");
     assert!(caught >= 5, "caught {caught}");
+}
+
+/// Racked overlapping groups like the benchmark's full rows, 30–90 members on 10–30 topics
+/// of fewer partitions than subscribers (every subscriber's count 0 or 1, loads all equal or
+/// nearly: no exchange within a topic can help), in turn full, stable, a join, a leave and
+/// the stable claims scrambled.
+fn many_topics(seed: u64, cases: usize) -> Vec<GroupSpec> {
+    let mut rng = Rng(seed);
+    (0..cases)
+        .map(|case| {
+            let members = 30 + rng.below(61) as usize;
+            let topics = 10 + rng.below(21) as usize;
+            let mut plain = overlap_spec(&mut rng, members, topics);
+            for t in &mut plain.topics {
+                t.partitions = 2 + rng.below(members as u64 / 3) as i64;
+            }
+            let mut full = racked(&mut rng, plain);
+            for m in &mut full.members {
+                m.owned.clear();
+            }
+            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+            match case % 5 {
+                0 => full,
+                1 => stable,
+                2 => joined(&mut rng, &stable),
+                3 => left(&mut rng, &stable),
+                _ => scrambled(stable),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn exchanges_across_topics_certify_full_groups_optimally() {
+    let (mut exchanged, mut certified) = ([0usize; 5], [0usize; 5]);
+    for (case, spec) in many_topics(91, 150).iter().enumerate() {
+        let before = (count(&EXCHANGED), count(&CERTIFIED));
+        checked_against_flow(case, spec);
+        exchanged[case % 5] += usize::from(count(&EXCHANGED) > before.0);
+        certified[case % 5] += usize::from(count(&CERTIFIED) > before.1);
+    }
+    println!(
+        "exchanges across topics on (full, stable, join, leave, scrambled; of 30 each) \
+         {exchanged:?}, certified {certified:?}"
+    );
+    assert!(exchanged[0] >= 10, "exchanged {exchanged:?}");
+    assert!(certified[0] >= 25, "certified {certified:?}");
+}
+
+#[test]
+fn input_order_changes_nothing_with_exchanges() {
+    assert_order_independent(&mut Rng(93), &many_topics(95, 50));
+}
+
+#[test]
+fn a_receiver_handing_nothing_back_is_caught() {
+    let caught = caught_with(&ONE_SIDED, &many_topics(97, 100));
+    println!("one-sided exchanges: caught on {caught} of 100");
+    assert!(caught >= 5, "caught {caught}");
+}
+
+#[test]
+fn a_gaining_extra_given_up_is_caught() {
+    let caught = caught_with(&GAINING_GIVEN, &many_topics(99, 200));
+    println!("gaining extras given up: caught on {caught} of 200");
+    assert!(caught >= 1, "caught {caught}");
 }
