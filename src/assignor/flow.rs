@@ -181,6 +181,7 @@ impl Network {
     }
 
     /// Adds an edge `u → v` (requires `u < v`) and returns its id.
+    #[inline]
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
         let id = 2 * self.added.len();
@@ -201,16 +202,19 @@ impl Network {
     /// form a flow (capacities, conservation) that it can certify as minimum-cost for its
     /// value, and starts from zero otherwise. Either way it returns a minimum-cost maximum
     /// flow.
+    #[inline]
     pub fn preset(&mut self, id: usize, flow: i32) {
         self.added[id / 2].preset = flow;
     }
 
     /// Adds `delta` units to the flow proposed on the edge `id` (see [`Network::preset`]).
+    #[inline]
     pub fn add_preset(&mut self, id: usize, delta: i32) {
         self.added[id / 2].preset += delta;
     }
 
     /// The flow proposed so far on the edge `id`.
+    #[inline]
     pub fn preset_on(&self, id: usize) -> i32 {
         self.added[id / 2].preset
     }
@@ -226,6 +230,7 @@ impl Network {
     }
 
     /// The flow on the edge `id` returned by [`Network::edge`], once solved.
+    #[inline]
     pub fn flow(&self, id: usize) -> i32 {
         self.arcs[self.slot[id ^ 1] as usize].cap
     }
