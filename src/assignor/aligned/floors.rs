@@ -209,11 +209,7 @@ pub(super) fn assign(
     // The edges counted as the loop below adds them, so that the list grows once.
     let mut edge_count = 2 * n + 1;
     for plan in &mut plans {
-        let rack_edges: usize = plan
-            .groups
-            .iter()
-            .map(|g| g.0.count_ones() as usize)
-            .sum();
+        let rack_edges: usize = plan.groups.iter().map(|g| g.0.count_ones() as usize).sum();
         let to_rack = rack_edges + if plan.free > 0 { racks } else { 0 };
         plan.to_rack.reserve_exact(to_rack);
         plan.keep_edge.reserve_exact(plan.claims.len());
