@@ -39,18 +39,20 @@
 //!
 //! The test says nothing (answers `false`) when some member has K_m > q + 1 or more than s
 //! members have q + 1 (keeping every claim is not balanced), when a member has two keepable
-//! claims in one topic (which one it keeps would decide the left-over partitions). The
-//! placement is O(left-over partitions × n) at most, and builds nothing, so it runs however
-//! many partitions are left over (the small flow it replaced stopped beyond n of them: on the
-//! benchmark's racked 100m × 50ppm × 1000t leave, 50 partitions over components of 20, where
-//! the greedy then ran to its refusal first).
+//! claims in one topic (which one it keeps would decide the left-over partitions), or when
+//! more partitions are left over than the component has topics and members (the placement
+//! is O(left-over partitions × n), which keeps it below the size of the flow of extras; the
+//! small flow it replaced stopped beyond n, which on the benchmark's racked 100m × 50ppm ×
+//! 1000t leave, 50 partitions over components of 20 members and 200 topics, let the greedy
+//! run to its refusal first).
 
 use super::Context;
 
 /// Whether the placement of the module docs fails to keep every keepable claim while
 /// balanced and aligned (the flow of extras then runs instead of the greedy). `false` also
-/// when the test does not apply (a topic not open, a member in no rack, a member with two
-/// keepable claims in one topic, keeping every claim not balanced).
+/// when the test does not apply (a topic not open, a member in no rack, more left-over
+/// partitions than topics and members, a member with two keepable claims in one topic,
+/// keeping every claim not balanced).
 pub(super) fn first_fit_fails(ctx: &Context<'_, '_>, member_bit: &[u64]) -> bool {
     let comp = ctx.comp;
     let n = comp.members.len();
@@ -59,13 +61,16 @@ pub(super) fn first_fit_fails(ctx: &Context<'_, '_>, member_bit: &[u64]) -> bool
     }
     // The left-over partitions counted from the lengths alone first (at least this many: a
     // member's second claim in a topic ends the test anyway), so that groups with none (a
-    // join keeps every claim) pay nothing more.
+    // join keeps every claim) or too many pay nothing more.
     let mut left_at_least = 0usize;
     for (i, &t) in comp.topics.iter().enumerate() {
         let count = ctx.topic_masks(i, t).len();
         left_at_least += count.saturating_sub(ctx.keepable[t as usize].len());
     }
-    if left_at_least == 0 {
+    // The placement takes at most n steps per left-over partition: with at most n of them
+    // that is n² (the limit of the flow this placement replaced), with at most one per topic
+    // no more than the flow of extras has edges (about n per topic).
+    if left_at_least == 0 || left_at_least > n.max(comp.topics.len()) {
         return false;
     }
     let mut kept = vec![0u64; n];
