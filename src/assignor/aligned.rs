@@ -61,10 +61,10 @@
 //! heuristic: the greedy's bound and the deal's check are what certify.
 //!
 //! On racked components of [`FINAL_REFUSAL_MIN_MEMBERS`] or more members, where an exact flow
-//! follows, the repair's first refusal is final, and where every topic is open a cheap flow
-//! over the left-over partitions ([`keep_all`]) may show first that no assignment keeps every
-//! claim, so that the greedy cannot succeed and is not run. Both decide only which exact
-//! construction runs.
+//! follows, the repair's first refusal is final, and where every topic is open a cheap
+//! placement of the left-over partitions keeping every claim ([`keep_all`]) runs first: when
+//! it fails, the greedy is not run and the (there exact) flow of extras decides. Both decide
+//! only which exact construction runs.
 //!
 //! # Tie rule (objective 6)
 //!
@@ -75,8 +75,9 @@
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
 //! going to its racks in name order; a rack's partitions, ascending, fill its members with room in id order; the
 //! partitions that cannot be aligned, ascending, fill the room left in member id order. When
-//! that does not fit, the rack-aware flow's result with its own tie rule (see [`extras`]),
-//! and after it the flow with floors' (see [`floors`]).
+//! that does not fit, or where [`keep_all`]'s placement failed and the greedy was not run,
+//! the rack-aware flow's result with its own tie rule (see [`extras`]), and after it the flow
+//! with floors' (see [`floors`]).
 //! All of it reads only the canonical [`Problem`] order.
 //!
 //! # Complexity
@@ -271,14 +272,12 @@ pub(crate) fn assign_as(
         && n >= FINAL_REFUSAL_MIN_MEMBERS
         && member_bit.iter().all(|&bit| bit != 0);
     // Where every topic is open as well, the flow of extras is exact and needs no bound; when
-    // no assignment can keep every claim, the greedy cannot succeed and is not run (see
-    // `keep_all`).
+    // the cheap placement keeping every claim fails, the greedy is not run (see `keep_all`).
     let all_open = comp
         .topics
         .iter()
         .all(|&t| (problem.partitions(t) as usize) < n);
-    let skip_greedy =
-        fit.final_refusal && all_open && keep_all::keep_all_impossible(&ctx, &member_bit);
+    let skip_greedy = fit.final_refusal && all_open && keep_all::first_fit_fails(&ctx, &member_bit);
     let (extras, route) = if skip_greedy {
         (Vec::new(), Route::Flow)
     } else {

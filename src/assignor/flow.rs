@@ -181,6 +181,7 @@ impl Network {
     }
 
     /// Adds an edge `u → v` (requires `u < v`) and returns its id.
+    #[inline]
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
         let id = 2 * self.added.len();
@@ -201,16 +202,19 @@ impl Network {
     /// form a flow (capacities, conservation) that it can certify as minimum-cost for its
     /// value, and starts from zero otherwise. Either way it returns a minimum-cost maximum
     /// flow.
+    #[inline]
     pub fn preset(&mut self, id: usize, flow: i32) {
         self.added[id / 2].preset = flow;
     }
 
     /// Adds `delta` units to the flow proposed on the edge `id` (see [`Network::preset`]).
+    #[inline]
     pub fn add_preset(&mut self, id: usize, delta: i32) {
         self.added[id / 2].preset += delta;
     }
 
     /// The flow proposed so far on the edge `id`.
+    #[inline]
     pub fn preset_on(&self, id: usize) -> i32 {
         self.added[id / 2].preset
     }
@@ -226,6 +230,7 @@ impl Network {
     }
 
     /// The flow on the edge `id` returned by [`Network::edge`], once solved.
+    #[inline]
     pub fn flow(&self, id: usize) -> i32 {
         self.arcs[self.slot[id ^ 1] as usize].cap
     }
@@ -263,54 +268,48 @@ impl Network {
             start[i + 1] += start[i];
         }
         let mut fill = start.clone();
-        // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
-        // the arcs are then written once each, in slot order, without zeroing them first.
+        // Each edge's two arcs are written straight into their slots (2k the tail's, 2k+1
+        // the head's), over a blank fill: one pass over the edges.
+        let blank = Arc {
+            to: 0,
+            rev: 0,
+            cap: 0,
+            convex: NONE,
+            cost: [0; 4],
+        };
         let mut slot = vec![0u32; 2 * self.added.len()];
-        let mut end = vec![0u32; slot.len()];
+        let mut arcs = vec![blank; slot.len()];
+        let mut presets = Vec::new();
         for (k, a) in self.added.iter().enumerate() {
-            for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
-                let s = fill[node as usize];
-                fill[node as usize] += 1;
-                slot[e] = s;
-                end[s as usize] = e as u32;
+            let tail = fill[a.from as usize];
+            fill[a.from as usize] += 1;
+            let head = fill[a.to as usize];
+            fill[a.to as usize] += 1;
+            slot[2 * k] = tail;
+            slot[2 * k + 1] = head;
+            let c = a.cost;
+            arcs[tail as usize] = Arc {
+                to: a.to,
+                rev: head,
+                cap: a.cap,
+                convex: a.convex,
+                cost: c,
+            };
+            arcs[head as usize] = Arc {
+                to: a.from,
+                rev: tail,
+                cap: 0,
+                convex: if a.convex == NONE {
+                    NONE
+                } else {
+                    a.convex | REVERSE
+                },
+                cost: [-c[0], -c[1], -c[2], -c[3]],
+            };
+            if a.preset != 0 {
+                presets.push((tail, a.preset));
             }
         }
-        let arcs: Vec<Arc> = end
-            .iter()
-            .map(|&e| {
-                let e = e as usize;
-                let a = &self.added[e / 2];
-                let c = a.cost;
-                if e & 1 == 0 {
-                    Arc {
-                        to: a.to,
-                        rev: slot[e + 1],
-                        cap: a.cap,
-                        convex: a.convex,
-                        cost: c,
-                    }
-                } else {
-                    Arc {
-                        to: a.from,
-                        rev: slot[e - 1],
-                        cap: 0,
-                        convex: if a.convex == NONE {
-                            NONE
-                        } else {
-                            a.convex | REVERSE
-                        },
-                        cost: [-c[0], -c[1], -c[2], -c[3]],
-                    }
-                }
-            })
-            .collect();
-        let presets = self
-            .added
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.preset != 0)
-            .map(|(k, a)| (slot[2 * k], a.preset))
-            .collect();
         self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;

@@ -294,7 +294,12 @@ pub(super) fn choose(
             let g = plan.groups.binary_search_by_key(&mask, |g| g.0).ok()?;
             Some(block + g as u32)
         };
-        let mut e = TopicEdges::default();
+        let rack_edges: usize = plan.groups.iter().map(|g| g.0.count_ones() as usize).sum();
+        let mut e = TopicEdges {
+            member: Vec::with_capacity(n),
+            keep: Vec::with_capacity(plan.keep_masks.len()),
+            to_rack: Vec::with_capacity(rack_edges + racks),
+        };
         let mut sources = vec![None; plan.groups.len() + 1];
         for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
             supply_total += supply;
@@ -468,7 +473,6 @@ pub(super) fn choose(
 }
 
 /// The edges of one topic that the result is read from.
-#[derive(Default)]
 struct TopicEdges {
     /// The edge into each member node, by local id.
     member: Vec<usize>,

@@ -206,6 +206,16 @@ pub(super) fn assign(
     let sink = z + 1;
     let source = 0u32;
     let mut net = Network::new(sink as usize + 1);
+    // The edges counted as the loop below adds them, so that the list grows once.
+    let mut edge_count = 2 * n + 1;
+    for plan in &mut plans {
+        let rack_edges: usize = plan.groups.iter().map(|g| g.0.count_ones() as usize).sum();
+        let to_rack = rack_edges + if plan.free > 0 { racks } else { 0 };
+        plan.to_rack.reserve_exact(to_rack);
+        plan.keep_edge.reserve_exact(plan.claims.len());
+        edge_count += plan.groups.len() + 1 + to_rack + racks + 3 * n + plan.claims.len();
+    }
+    net.reserve(edge_count);
     let keep_cost = if ignore_keeps { [0; 4] } else { [0, 0, 0, -1] };
     for (plan, &block) in plans.iter_mut().zip(&blocks) {
         let block = block as u32;

@@ -15,8 +15,8 @@
 //!
 //! A flow's cost is minus the keep edges it uses, and every pair node (t,m) passes at most
 //! one unit to m: no flow uses more keep edges than there are pair nodes. When every pair
-//! node got its keep (the usual case: [`super::super::keep_all`] checked that keeping every
-//! claim is balanced), the proposal has the least cost of *any* flow, so no residual cycle
+//! node got its keep (the usual case: [`super::super::keep_all`] checks that keeping every
+//! claim is balanced before the greedy is skipped), the proposal has the least cost of *any* flow, so no residual cycle
 //! has a negative cost and the solver's certification settles at once; its phases then only
 //! carry the units left over (on the benchmark's racked leave, the few that make a member
 //! give up a claim). When some keep did not fit, the proposal may not be of minimum cost for
