@@ -27,7 +27,8 @@
 //!
 //! # Complexity
 //!
-//! O(claims + n) per component, plus O(P·ρ) for the replica racks' masks when racks matter
+//! O(claims + n) per component (O(topics + n) when a partition has no owner or a member
+//! owns nothing, as after a member leaves or joins), plus O(P·ρ) for the replica racks' masks when racks matter
 //! (ρ replicas per partition); nothing is written unless every condition holds.
 
 use super::components::Component;
@@ -55,26 +56,67 @@ pub(crate) fn assign(
     if OFF.with(std::cell::Cell::get) {
         return false;
     }
-    let index = comp.local_index(problem.members.len());
-    let mut count = vec![0u32; n];
-    let mut load = vec![0u64; n];
+    // Cheap tests first, which fail at once where a member joined or left: a partition
+    // without an owner (O(topics)), then a member with no claim at all although every load
+    // must be at least ⌊total/n⌋ ≥ 1 (O(n)): some other member then holds two more.
+    let mut total = 0u64;
     for &t in &comp.topics {
-        let partitions = problem.partitions(t) as usize;
-        let claims = &owners[t as usize];
-        if claims.len() != partitions {
+        let partitions = problem.partitions(t);
+        if owners[t as usize].len() != partitions as usize {
             return false;
         }
+        total += u64::from(partitions);
+    }
+    #[cfg(test)]
+    let loads_checked = !LOADS_UNCHECKED.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let loads_checked = true;
+    if loads_checked
+        && total >= n as u64
+        && comp
+            .members
+            .iter()
+            .any(|&m| problem.members[m as usize].owned.is_empty())
+    {
+        return false;
+    }
+    let index = comp.local_index(problem.members.len());
+    // Per topic, counts are reset lazily (`seen[lm]` is the last topic position counted),
+    // so a topic costs O(its claims), not O(n). Its P_t claims, none above the ceiling,
+    // leave nobody below the floor exactly when r_t of them reach the ceiling (with
+    // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t.
+    let mut seen = vec![usize::MAX; n];
+    let mut count = vec![0u32; n];
+    let mut load = vec![0u64; n];
+    for (i, &t) in comp.topics.iter().enumerate() {
+        let partitions = problem.partitions(t) as usize;
         let floor = (partitions / n) as u32;
-        let ceiling = floor + u32::from(!partitions.is_multiple_of(n));
-        count.fill(0);
-        for &(_, m) in claims {
-            count[index.get(comp, m)] += 1;
-        }
-        for (lm, &c) in count.iter().enumerate() {
-            if c < floor || c > ceiling {
+        let extras = partitions % n;
+        let ceiling = floor + u32::from(extras > 0);
+        let mut at_ceiling = 0usize;
+        for &(_, m) in &owners[t as usize] {
+            let lm = index.get(comp, m);
+            if seen[lm] != i {
+                seen[lm] = i;
+                count[lm] = 0;
+            }
+            count[lm] += 1;
+            load[lm] += 1;
+            if count[lm] > ceiling {
                 return false;
             }
-            load[lm] += u64::from(c);
+            if extras > 0 && count[lm] == ceiling {
+                at_ceiling += 1;
+            }
+        }
+        #[cfg(test)]
+        let at_ceiling = if CEILING_UNCOUNTED.with(std::cell::Cell::get) {
+            extras
+        } else {
+            at_ceiling
+        };
+        if at_ceiling != extras {
+            return false;
         }
     }
     let (Some(&lightest), Some(&heaviest)) = (load.iter().min(), load.iter().max()) else {
@@ -140,6 +182,9 @@ thread_local! {
     pub(crate) static OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: a planted fault, loads not compared.
     pub(crate) static LOADS_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, members at a topic's ceiling not counted (only the
+    /// ceiling itself bounds each count).
+    pub(crate) static CEILING_UNCOUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: a planted fault, replica racks not looked at.
     pub(crate) static RACKS_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

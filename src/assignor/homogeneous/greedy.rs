@@ -333,7 +333,7 @@ impl Ranking {
 
 /// From this many ids per member slot (`ids.len() · SORT_BY_MARKS ≥ n`) [`sort_ids`] marks
 /// and scans instead of sorting.
-const SORT_BY_MARKS: usize = 16;
+const SORT_BY_MARKS: usize = 8;
 
 /// Sorts `ids` ascending and drops repeats, as `sort_unstable` then `dedup` would; `false`
 /// (with `ids` in some order) if an id is not below `mark.len()`. Long lists are marked in
@@ -361,12 +361,40 @@ pub(super) fn sort_ids(ids: &mut Vec<u32>, mark: &mut [bool]) -> bool {
     true
 }
 
-/// Puts the `r` largest of `keys` into `top`, in no particular order.
+/// Puts the `r` largest of `keys` into `top`, in no particular order (but always the same
+/// order for the same keys: the caller's choices follow it).
 fn top_keys(keys: &[u64], r: usize, top: &mut Vec<u64>) {
     top.clear();
-    top.extend_from_slice(keys);
-    select_top(top, r);
-    top.truncate(r);
+    if r == 0 || r >= keys.len() || r > SCAN_TOP {
+        top.extend_from_slice(keys);
+        select_top(top, r);
+        top.truncate(r);
+        return;
+    }
+    // What `select_top` leaves in front of a copy, without the copy: the keys above the r-th
+    // largest in their order in `keys`, then copies of the r-th largest (equal keys are
+    // indistinguishable).
+    let threshold = rth_largest(keys, r);
+    top.extend(keys.iter().copied().filter(|&key| key > threshold));
+    top.resize(r, threshold);
+}
+
+/// The `r`-th largest of `keys` (1 ≤ r ≤ min([`SCAN_TOP`], `keys.len()`)), by one scan.
+fn rth_largest(keys: &[u64], r: usize) -> u64 {
+    // The r largest so far, descending; few topics have many extras per member.
+    let mut best = [0u64; SCAN_TOP];
+    let mut len = 0;
+    for &key in keys {
+        if len == r && key <= best[r - 1] {
+            continue;
+        }
+        let at = best[..len].partition_point(|&b| b > key);
+        let end = len.min(r - 1);
+        best.copy_within(at..end, at + 1);
+        best[at] = key;
+        len = (len + 1).min(r);
+    }
+    best[r - 1]
 }
 
 /// At most this many extras are selected by one scan for the r-th largest key; more by
@@ -383,20 +411,7 @@ fn select_top(keys: &mut [u64], r: usize) {
         keys.select_nth_unstable_by(r - 1, |a, b| b.cmp(a));
         return;
     }
-    // The r largest so far, descending; few topics have many extras per member.
-    let mut best = [0u64; SCAN_TOP];
-    let mut len = 0;
-    for &key in keys.iter() {
-        if len == r && key <= best[r - 1] {
-            continue;
-        }
-        let at = best[..len].partition_point(|&b| b > key);
-        let end = len.min(r - 1);
-        best.copy_within(at..end, at + 1);
-        best[at] = key;
-        len = (len + 1).min(r);
-    }
-    let threshold = best[r - 1];
+    let threshold = rth_largest(keys, r);
     // Those above the r-th largest first, then keys equal to it up to r in all.
     let mut front = 0;
     for i in 0..keys.len() {
@@ -419,7 +434,7 @@ fn select_top(keys: &mut [u64], r: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{SORT_BY_MARKS, select_top, sort_ids};
+    use super::{SCAN_TOP, SORT_BY_MARKS, select_top, sort_ids, top_keys};
 
     /// Deterministic pseudo-random numbers below `n` (a linear congruential generator seeded
     /// with `seed`), so that every run checks the same cases.
@@ -493,6 +508,36 @@ mod tests {
             let mut all = keys.clone();
             all.sort_unstable_by(|a, b| b.cmp(a));
             assert_eq!(all, sorted, "round {round}: keys lost");
+        }
+    }
+
+    /// `top_keys` gives exactly what a copy of the keys through `select_top` gives, in the
+    /// same order (the greedy's choices follow it), for r on both sides of the scan's limit
+    /// and with repeated zeros.
+    #[test]
+    fn top_keys_match_a_selection_of_a_copy() {
+        let mut next = numbers(13);
+        let mut top = Vec::new();
+        for round in 0..600 {
+            let n = 1 + next(150) as usize;
+            let keys: Vec<u64> = (0..n as u64)
+                .map(|i| {
+                    if next(3) == 0 {
+                        0
+                    } else {
+                        (next(50) << 32) | (u64::from(u32::MAX) - i)
+                    }
+                })
+                .collect();
+            let r = match round % 3 {
+                0 => next(SCAN_TOP as u64 + 1) as usize,
+                _ => next(n as u64 + 2) as usize,
+            };
+            let mut want = keys.clone();
+            select_top(&mut want, r);
+            want.truncate(r);
+            top_keys(&keys, r, &mut top);
+            assert_eq!(top, want, "round {round}: n {n}, r {r}");
         }
     }
 }

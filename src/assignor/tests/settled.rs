@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-use super::super::settled::{LOADS_UNCHECKED, OFF, RACKS_UNCHECKED, SETTLED};
+use super::super::settled::{CEILING_UNCOUNTED, LOADS_UNCHECKED, OFF, RACKS_UNCHECKED, SETTLED};
 use super::super::*;
 use super::aligned_flow::bench_like;
 use super::oracle::{Rng, brute_force, feed_back, score};
@@ -266,4 +266,37 @@ fn claims_breaking_spread_are_not_settled() {
             spec.to_json()
         );
     }
+}
+
+/// The per-topic test counts the members at the ceiling: with only the ceiling checked,
+/// claims leaving a member below its floor while none passes its ceiling would pass.
+#[test]
+fn claims_below_a_floor_under_every_ceiling_are_not_settled() {
+    // Three members, two topics of four partitions (floor 1, one extra each). T1: A and B
+    // two each, C none; T2: A one, B one, C two. Complete, loads 3, 3, 2, no count above a
+    // ceiling of 2, but C is below its floor of T1.
+    let claim = |topic: &str, partitions: Vec<i32>| OwnedPartitions {
+        topic: topic.into(),
+        partitions,
+    };
+    let subs = ["T1", "T2"];
+    let mut a = member("A", &subs);
+    a.owned = vec![claim("T1", vec![0, 1]), claim("T2", vec![0])];
+    let mut b = member("B", &subs);
+    b.owned = vec![claim("T1", vec![2, 3]), claim("T2", vec![1])];
+    let mut c = member("C", &subs);
+    c.owned = vec![claim("T2", vec![2, 3])];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T1", 4), topic("T2", 4)],
+        members: vec![a, b, c],
+    };
+    let at = settled();
+    let got = UniformV2.assign(&spec).unwrap();
+    assert_eq!(settled(), at, "claims below a floor settled");
+    assert_eq!(got, without_shortcut(&spec));
+    assert_eq!(
+        caught_with(&CEILING_UNCOUNTED, std::slice::from_ref(&spec)),
+        1
+    );
 }
