@@ -268,48 +268,54 @@ impl Network {
             start[i + 1] += start[i];
         }
         let mut fill = start.clone();
-        // Each edge's two arcs are written straight into their slots (2k the tail's, 2k+1
-        // the head's), over a blank fill: one pass over the edges.
-        let blank = Arc {
-            to: 0,
-            rev: 0,
-            cap: 0,
-            convex: NONE,
-            cost: [0; 4],
-        };
+        // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
+        // the arcs are then written once each, in slot order, without zeroing them first.
         let mut slot = vec![0u32; 2 * self.added.len()];
-        let mut arcs = vec![blank; slot.len()];
-        let mut presets = Vec::new();
+        let mut end = vec![0u32; slot.len()];
         for (k, a) in self.added.iter().enumerate() {
-            let tail = fill[a.from as usize];
-            fill[a.from as usize] += 1;
-            let head = fill[a.to as usize];
-            fill[a.to as usize] += 1;
-            slot[2 * k] = tail;
-            slot[2 * k + 1] = head;
-            let c = a.cost;
-            arcs[tail as usize] = Arc {
-                to: a.to,
-                rev: head,
-                cap: a.cap,
-                convex: a.convex,
-                cost: c,
-            };
-            arcs[head as usize] = Arc {
-                to: a.from,
-                rev: tail,
-                cap: 0,
-                convex: if a.convex == NONE {
-                    NONE
-                } else {
-                    a.convex | REVERSE
-                },
-                cost: [-c[0], -c[1], -c[2], -c[3]],
-            };
-            if a.preset != 0 {
-                presets.push((tail, a.preset));
+            for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
+                let s = fill[node as usize];
+                fill[node as usize] += 1;
+                slot[e] = s;
+                end[s as usize] = e as u32;
             }
         }
+        let arcs: Vec<Arc> = end
+            .iter()
+            .map(|&e| {
+                let e = e as usize;
+                let a = &self.added[e / 2];
+                let c = a.cost;
+                if e & 1 == 0 {
+                    Arc {
+                        to: a.to,
+                        rev: slot[e + 1],
+                        cap: a.cap,
+                        convex: a.convex,
+                        cost: c,
+                    }
+                } else {
+                    Arc {
+                        to: a.from,
+                        rev: slot[e - 1],
+                        cap: 0,
+                        convex: if a.convex == NONE {
+                            NONE
+                        } else {
+                            a.convex | REVERSE
+                        },
+                        cost: [-c[0], -c[1], -c[2], -c[3]],
+                    }
+                }
+            })
+            .collect();
+        let presets = self
+            .added
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.preset != 0)
+            .map(|(k, a)| (slot[2 * k], a.preset))
+            .collect();
         self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;
