@@ -165,18 +165,10 @@ fn certified_results_are_optimal_on_small_groups() {
 /// the greedy's test-only checks of its kept keys and count of places above q.
 #[test]
 fn unreported_moves_of_extras_are_caught() {
-    let run = || {
-        let mut rng = Rng(53);
-        for case in 0..1500 {
-            let spec = random_racked(&mut rng, 4, 3, case % 3);
-            UniformV2.assign(&spec).unwrap();
-        }
-    };
-    run();
-    aligned::fit_planted::MOVES_UNREPORTED.set(true);
-    let caught = std::panic::catch_unwind(run).is_err();
-    aligned::fit_planted::MOVES_UNREPORTED.set(false);
-    assert!(caught, "a repair hiding its moves went unnoticed");
+    assert!(
+        caught_when_planted(&aligned::fit_planted::MOVES_UNREPORTED, 53, 1500, 4, 3),
+        "a repair hiding its moves went unnoticed"
+    );
 }
 
 /// The repair remembers the small flow's answer for each pair of effects of an exchange:
@@ -184,21 +176,33 @@ fn unreported_moves_of_extras_are_caught() {
 /// every remembered answer with a fresh one.
 #[test]
 fn answers_remembered_for_other_exchanges_are_caught() {
+    assert!(
+        caught_when_planted(&aligned::fit_planted::MEMO_BY_OUT_ONLY, 59, 300, 14, 6),
+        "answers remembered for other exchanges went unnoticed"
+    );
+}
+
+/// Whether assigning `cases` random racked groups (seed, sizes as [`random_racked`]) passes
+/// with the repair's fault `planted` off and panics with it on (a test-only check firing).
+fn caught_when_planted(
+    planted: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    seed: u64,
+    cases: usize,
+    members: u64,
+    topics: u64,
+) -> bool {
     let run = || {
-        let mut rng = Rng(59);
-        for case in 0..300 {
-            let spec = random_racked(&mut rng, 14, 6, case % 3);
+        let mut rng = Rng(seed);
+        for case in 0..cases {
+            let spec = random_racked(&mut rng, members, topics, case as u64 % 3);
             UniformV2.assign(&spec).unwrap();
         }
     };
     run();
-    aligned::fit_planted::MEMO_BY_OUT_ONLY.set(true);
+    planted.set(true);
     let caught = std::panic::catch_unwind(run).is_err();
-    aligned::fit_planted::MEMO_BY_OUT_ONLY.set(false);
-    assert!(
-        caught,
-        "answers remembered for other exchanges went unnoticed"
-    );
+    planted.set(false);
+    caught
 }
 
 #[test]

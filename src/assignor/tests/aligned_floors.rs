@@ -12,7 +12,9 @@ use super::super::*;
 use super::aligned::{random_racked, with_variant};
 use super::aligned_flow::bench_like;
 use super::homogeneous::small_enough;
-use super::oracle::{Rng, brute_force, checked_against_flow, permuted, score, worse_caught};
+use super::oracle::{
+    Rng, brute_force, checked_against_flow, feed_back, permuted, score, worse_caught,
+};
 
 /// A bench-like group whose topics have more partitions than members (f_t > 0), one member
 /// joined or left: the shape on which keeping the lowest claims first fails.
@@ -273,7 +275,7 @@ fn first_assignment(members: usize, topics: usize) -> GroupSpec {
 fn first_assignments_do_not_run_the_keep_all_placement() {
     // With nothing claimed, the placement's failure says nothing about the greedy (whose
     // repair makes the choice fit), so it must not send the component to the flow of extras.
-    let mut spec = first_assignment(20, 200);
+    let spec = first_assignment(20, 200);
     let before = keep_all_tally::get();
     let full = UniformV2.assign(&spec).unwrap();
     let after = keep_all_tally::get();
@@ -282,18 +284,7 @@ fn first_assignments_do_not_run_the_keep_all_placement() {
         before[keep_all_tally::PLACED]
     );
     // One round later a member leaves: now there are claims, and the placement runs.
-    for member in &mut spec.members {
-        member.owned = full
-            .member(&member.id)
-            .into_iter()
-            .flat_map(|topics| topics.iter())
-            .map(|(topic, partitions)| OwnedPartitions {
-                topic: topic.to_owned(),
-                partitions: partitions.to_vec(),
-            })
-            .collect();
-        member.generation = 1;
-    }
+    let mut spec = feed_back(&spec, &full);
     spec.members.pop();
     let before = keep_all_tally::get();
     let leave = UniformV2.assign(&spec).unwrap();
