@@ -25,6 +25,40 @@ mod warm;
 
 use oracle::{Rng, brute_force, feed_back, medium_spec, permuted, random_spec, score};
 
+/// Defines, inside a test-only `tally` module, `N` thread-local counters and one planted-fault
+/// flag with `add(k)`, `get()`, `plant(on)` and `planted()`; the module's docs say what is
+/// counted and what the fault is.
+macro_rules! counts_and_fault {
+    ($n:literal) => {
+        thread_local! {
+            static COUNTS: std::cell::Cell<[usize; $n]> =
+                const { std::cell::Cell::new([0; $n]) };
+            static PLANTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        }
+
+        /// Counts one event of kind `k` on this thread.
+        pub(crate) fn add(k: usize) {
+            crate::assignor::tests::bump(&COUNTS, k);
+        }
+
+        /// The counts so far on this thread.
+        pub(crate) fn get() -> [usize; $n] {
+            COUNTS.with(std::cell::Cell::get)
+        }
+
+        /// Plants this module's fault on this thread (`true`) or removes it.
+        pub(crate) fn plant(on: bool) {
+            PLANTED.with(|c| c.set(on));
+        }
+
+        /// Whether the fault is planted on this thread.
+        pub(crate) fn planted() -> bool {
+            PLANTED.with(std::cell::Cell::get)
+        }
+    };
+}
+pub(crate) use counts_and_fault;
+
 /// Adds one to counter `k` of a thread-local array of counters: the tallies through which
 /// tests see which steps of the assignor ran.
 pub(crate) fn bump<const N: usize>(

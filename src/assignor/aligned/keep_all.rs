@@ -206,39 +206,16 @@ fn planted_any_taker() -> bool {
     false
 }
 
-/// Test-only count of components on which the placement failed, and a planted fault.
+/// Test-only counts of components on which the placement ran and failed, and a planted
+/// fault: the placement gives a left-over partition to any member that took none of its topic
+/// yet (claims, racks and room ignored), so it may claim to keep every claim where that is
+/// impossible.
 #[cfg(test)]
 pub(crate) mod tally {
-    use std::cell::Cell;
-
     /// Components on which the placement ran.
     pub(crate) const PLACED: usize = 0;
     /// Components on which it failed (the greedy was skipped).
     pub(crate) const FAILED: usize = 1;
 
-    thread_local! {
-        static COUNTS: Cell<[usize; 2]> = const { Cell::new([0; 2]) };
-        static PLANTED: Cell<bool> = const { Cell::new(false) };
-    }
-
-    /// Counts one component of kind `k`.
-    pub(super) fn add(k: usize) {
-        crate::assignor::tests::bump(&COUNTS, k);
-    }
-
-    /// The counts so far on this thread.
-    pub(crate) fn get() -> [usize; 2] {
-        COUNTS.with(Cell::get)
-    }
-
-    /// Plants a fault on this thread: the placement gives a left-over partition to any
-    /// member that took none of its topic yet (claims, racks and room ignored), so it may
-    /// claim to keep every claim where that is impossible.
-    pub(crate) fn plant(on: bool) {
-        PLANTED.with(|c| c.set(on));
-    }
-
-    pub(super) fn planted() -> bool {
-        PLANTED.with(Cell::get)
-    }
+    crate::assignor::tests::counts_and_fault!(2);
 }

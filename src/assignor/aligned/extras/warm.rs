@@ -197,38 +197,13 @@ pub(super) fn propose(
 }
 
 /// Test-only counts of the warm starts proposed and certified, and a planted mistake in the
-/// proposal.
+/// proposal: it routes every unit over the member's edge to the sink, past its capacity q.
 #[cfg(test)]
 pub(crate) mod tally {
-    use std::cell::Cell;
-
     /// Proposals made.
     pub(crate) const PROPOSED: usize = 0;
     /// Proposals the solver certified (it did not start cold).
     pub(crate) const CERTIFIED: usize = 1;
 
-    thread_local! {
-        static COUNTS: Cell<[usize; 2]> = const { Cell::new([0; 2]) };
-        static PLANTED: Cell<bool> = const { Cell::new(false) };
-    }
-
-    /// Counts one event of kind `k`.
-    pub(crate) fn add(k: usize) {
-        crate::assignor::tests::bump(&COUNTS, k);
-    }
-
-    /// The counts so far on this thread.
-    pub(crate) fn get() -> [usize; 2] {
-        COUNTS.with(Cell::get)
-    }
-
-    /// Plants a mistake on this thread: the proposal routes every unit over the member's
-    /// edge to the sink, past its capacity q.
-    pub(crate) fn plant(on: bool) {
-        PLANTED.with(|c| c.set(on));
-    }
-
-    pub(super) fn planted() -> bool {
-        PLANTED.with(Cell::get)
-    }
+    crate::assignor::tests::counts_and_fault!(2);
 }
