@@ -2,10 +2,11 @@
 //! by id, topics sorted by name, subscriptions deduplicated and restricted to existing topics.
 //! Working on this form, never on the input order, is what makes the assignors deterministic.
 
-use rustc_hash::FxHashMap;
-
 use super::{Assignment, GroupSpec, MemberSpec, TopicSpec};
 use crate::ids::MemberId;
+use names::NameIndex;
+
+pub(crate) mod names;
 
 /// How many distinct recent subscription lists [`Problem::new`] remembers for reuse.
 const RECENT_LISTS: usize = 8;
@@ -20,8 +21,8 @@ pub(crate) struct Problem<'a> {
     pub subscribers: Vec<Vec<u32>>,
     /// For every member, the indices of the existing topics it subscribes to, ascending.
     pub subscriptions: Vec<Vec<u32>>,
-    /// Topic name → index: only looked up, never iterated, so its order cannot leak.
-    topic_ids: FxHashMap<&'a str, u32>,
+    /// Topic name → index.
+    topic_ids: NameIndex<'a>,
 }
 
 impl<'a> Problem<'a> {
@@ -31,19 +32,14 @@ impl<'a> Problem<'a> {
         members.sort_by(|a, b| a.id.cmp(&b.id));
         let mut topics: Vec<&TopicSpec> = spec.topics.iter().collect();
         topics.sort_by(|a, b| a.name.cmp(&b.name));
+        let topic_ids = NameIndex::new(topics.iter().map(|t| t.name.as_str()));
         let mut problem = Problem {
             members,
             topics,
             subscribers: Vec::new(),
             subscriptions: Vec::new(),
-            topic_ids: FxHashMap::default(),
+            topic_ids,
         };
-        problem.topic_ids = problem
-            .topics
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.as_str(), i as u32))
-            .collect();
         let mut counts = vec![0usize; problem.topics.len()];
         let mut subscriptions: Vec<Vec<u32>> = Vec::with_capacity(problem.members.len());
         // Members often subscribe to the very same list as a recent member (identical
@@ -53,21 +49,21 @@ impl<'a> Problem<'a> {
         let mut recent: [usize; RECENT_LISTS] = [usize::MAX; RECENT_LISTS];
         let mut next_slot = 0;
         for member in &problem.members {
-            let names = member.subscriptions.as_slice();
+            let list = member.subscriptions.as_slice();
             let same = recent.iter().copied().find(|&k| {
                 let other = problem.members.get(k).map(|o| o.subscriptions.as_slice());
                 #[cfg(test)]
                 if planted::FIRST_NAME_ONLY.get() {
-                    return other.is_some_and(|o| o.first() == names.first());
+                    return other.is_some_and(|o| o.first() == list.first());
                 }
-                other == Some(names)
+                other.is_some_and(|o| names::same_lists(o, list))
             });
             let subs: Vec<u32> = match same {
                 Some(k) => subscriptions[k].clone(),
                 None => {
                     recent[next_slot] = subscriptions.len();
                     next_slot = (next_slot + 1) % RECENT_LISTS;
-                    let mut subs: Vec<u32> = names
+                    let mut subs: Vec<u32> = list
                         .iter()
                         .filter_map(|name| problem.topic_index(name))
                         .collect();
@@ -99,7 +95,7 @@ impl<'a> Problem<'a> {
     /// per claim, and whether the compiler inlined it on its own varied from build to build.
     #[inline]
     pub fn topic_index(&self, name: &str) -> Option<u32> {
-        self.topic_ids.get(name).copied()
+        self.topic_ids.get(name)
     }
 
     /// Topic `t`'s partition count (validated to fit in `0..=2^24`).

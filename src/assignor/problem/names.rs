@@ -1,0 +1,338 @@
+//! Topic names as integers: exact lookups and comparisons without hashing or comparing bytes.
+//!
+//! Every claim names its topic, and every member lists its subscriptions by name: on a spread
+//! assignment of 1,000 members over 100 topics that is 50,000 claim lookups and 100,000
+//! subscription names, and hashing a string, probing a string table and calling `memcmp` for
+//! each was most of the time spent outside the assignment itself. Topic names are usually
+//! short (the benchmark's are `t0042`), so a name of up to [`PACKED_BYTES`] bytes is packed
+//! with its length into a `u128` read a few bytes at a time ([`pack`]); two names pack to the
+//! same integer only if they are equal, so packed names are compared and looked up as
+//! integers. Longer names take the general path: a string table.
+
+use rustc_hash::FxHashMap;
+
+/// The longest name [`pack`] represents: the 16th byte holds the length.
+pub(crate) const PACKED_BYTES: usize = 15;
+
+/// `bytes` with its length as one integer, when it has at most [`PACKED_BYTES`] bytes:
+/// byte i in bits 8(15−i)..8(16−i) (big-endian, zero-padded), the length in the lowest byte.
+///
+/// Injective: the bytes fix the high 15 bytes and the length the low one, and the length
+/// tells trailing NULs from padding. It also preserves order: for names that differ at some
+/// byte, the first such byte decides both orders; a proper prefix is padded with zeros, so
+/// the longer name is never smaller in the high bytes, and when they tie there the shorter
+/// length makes the prefix smaller, as `str` orders it.
+///
+/// The bytes are read as two overlapping big-endian words whose width the length chooses
+/// (the head from byte 0, the tail ending at the last byte, shifted into place; bytes they
+/// share are the same in both, so OR-ing them is exact), a few instructions where a loop over
+/// the bytes cost dozens.
+#[inline]
+pub(crate) fn pack(bytes: &[u8]) -> Option<u128> {
+    let len = bytes.len();
+    // A word whose last byte is byte `len - 1` lands at bits 8(16 − len)..
+    let tail_shift = 8 * (16 - len.min(16)) as u32;
+    let value = match len {
+        0 => 0,
+        1 => u128::from(bytes[0]) << 120,
+        2..=3 => {
+            u128::from(u16::from_be_bytes(head(bytes))) << 112
+                | u128::from(u16::from_be_bytes(tail(bytes))) << tail_shift
+        }
+        4..=7 => {
+            u128::from(u32::from_be_bytes(head(bytes))) << 96
+                | u128::from(u32::from_be_bytes(tail(bytes))) << tail_shift
+        }
+        8..=PACKED_BYTES => {
+            u128::from(u64::from_be_bytes(head(bytes))) << 64
+                | u128::from(u64::from_be_bytes(tail(bytes))) << tail_shift
+        }
+        _ => return None,
+    };
+    #[cfg(test)]
+    if planted::LENGTH_DROPPED.get() {
+        return Some(value);
+    }
+    Some(value | len as u128)
+}
+
+/// The first `N` bytes of `bytes`, which has at least `N` (zeros otherwise, never read).
+#[inline]
+fn head<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    bytes.first_chunk().copied().unwrap_or([0; N])
+}
+
+/// The last `N` bytes of `bytes`, which has at least `N` (zeros otherwise, never read).
+#[inline]
+fn tail<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    bytes.last_chunk().copied().unwrap_or([0; N])
+}
+
+/// Whether names `a` and `b` are equal. Names of up to 16 bytes are compared as two
+/// overlapping words (the first and the last few bytes), which together cover every byte;
+/// that costs a few instructions where a call to `memcmp` cost dozens.
+#[inline]
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let len = a.len();
+    if len != b.len() {
+        return false;
+    }
+    #[cfg(test)]
+    if planted::HEAD_ONLY.get() {
+        return a.iter().zip(b).take(len.min(8)).all(|(x, y)| x == y);
+    }
+    match len {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1],
+        4..=7 => {
+            u32::from_ne_bytes(head(a)) == u32::from_ne_bytes(head(b))
+                && u32::from_ne_bytes(tail(a)) == u32::from_ne_bytes(tail(b))
+        }
+        8..=16 => {
+            u64::from_ne_bytes(head(a)) == u64::from_ne_bytes(head(b))
+                && u64::from_ne_bytes(tail(a)) == u64::from_ne_bytes(tail(b))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether the name lists `a` and `b` are equal, element by element ([`same`]).
+#[inline]
+pub(crate) fn same_lists(a: &[String], b: &[String]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+}
+
+/// Name → index for a list of distinct names: packed names in an open-addressing table of
+/// integers, longer ones in a string table. Only looked up, never iterated, so no hash order
+/// can leak.
+pub(crate) struct NameIndex<'a> {
+    /// [`pack`]ed name and its index, or [`EMPTY`] (never a packed name: its length byte
+    /// would be 255) at a free slot; a power of two long, at most half full. A name is at
+    /// the first slot at or after its [`NameIndex::home`] (cyclically) that holds it, and no
+    /// free slot lies between.
+    slots: Vec<(u128, u32)>,
+    /// How far right to shift the 64-bit product of [`NameIndex::home`] (64 − log2 of the
+    /// table size).
+    shift: u32,
+    /// Name → index, for the names longer than [`PACKED_BYTES`].
+    long: FxHashMap<&'a str, u32>,
+}
+
+/// A free slot of [`NameIndex::slots`].
+const EMPTY: (u128, u32) = (u128::MAX, u32::MAX);
+
+impl<'a> NameIndex<'a> {
+    /// The index of `names`: name `names[i]` maps to `i`. The names must be distinct.
+    pub fn new(names: impl ExactSizeIterator<Item = &'a str>) -> NameIndex<'a> {
+        let size = (2 * names.len()).next_power_of_two().max(2);
+        let mut index = NameIndex {
+            slots: vec![EMPTY; size],
+            shift: 64 - size.trailing_zeros(),
+            long: FxHashMap::default(),
+        };
+        let mask = size - 1;
+        for (i, name) in names.enumerate() {
+            match pack(name.as_bytes()) {
+                Some(key) => {
+                    let mut at = index.home(key);
+                    while index.slots[at] != EMPTY {
+                        at = (at + 1) & mask;
+                    }
+                    index.slots[at] = (key, i as u32);
+                }
+                None => {
+                    index.long.insert(name, i as u32);
+                }
+            }
+        }
+        index
+    }
+
+    /// Where the search for packed name `key` starts: the top bits of a multiplicative hash
+    /// of its two halves (the product's top bits depend on every bit of its operand).
+    #[inline]
+    fn home(&self, key: u128) -> usize {
+        let folded = (key >> 64) as u64 ^ (key as u64).rotate_left(32);
+        (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    /// The index of `name`, if it is one of the names.
+    #[inline]
+    pub fn get(&self, name: &str) -> Option<u32> {
+        let Some(key) = pack(name.as_bytes()) else {
+            return self.long_index(name);
+        };
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(key);
+        loop {
+            let (k, i) = self.slots[at];
+            if k == key {
+                return Some(i);
+            }
+            if i == u32::MAX {
+                return None;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// [`NameIndex::get`] of a name longer than [`PACKED_BYTES`], kept out of line so that
+    /// the packed names' lookup stays small enough to inline into the loops over claims.
+    #[inline(never)]
+    fn long_index(&self, name: &str) -> Option<u32> {
+        self.long.get(name).copied()
+    }
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::pack`] leaves the length out: a name and the same name with trailing
+        /// NULs pack alike.
+        pub(crate) static LENGTH_DROPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::same`] compares the first word of names alone, not the last.
+        pub(crate) static HEAD_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::{NameIndex, PACKED_BYTES, pack, planted, same, same_lists};
+
+    /// Edge names: empty, NULs (which padding must not be mistaken for), every length
+    /// around the word widths and the packing limit, non-ASCII, shared prefixes and suffixes.
+    fn edge_names() -> Vec<String> {
+        let mut names: Vec<String> = [
+            "", "\0", "\0\0", "a", "a\0", "a\0\0", "\0a", "é", "日本", "ü\0",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for len in 1..=20 {
+            names.push("x".repeat(len));
+            names.push(format!("{}y", "x".repeat(len - 1)));
+            names.push(format!("y{}", "x".repeat(len - 1)));
+            names.push(format!("{}\0", "x".repeat(len - 1)));
+        }
+        names.push("topic-with-a-long-name".to_owned());
+        names.push("topic-with-a-long-nam\0".to_owned());
+        names
+    }
+
+    /// A small splitmix64 generator.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) % n
+        }
+
+        /// A name of 0 to 18 characters over a small alphabet (with a NUL and a two-byte
+        /// character), so that random names often share prefixes, suffixes and lengths.
+        fn name(&mut self) -> String {
+            let len = self.below(19);
+            (0..len)
+                .map(|_| ['a', 'b', '\0', 'é'][self.below(4) as usize])
+                .collect()
+        }
+    }
+
+    #[test]
+    fn packing_is_exact_and_keeps_the_order_of_names() {
+        let names = edge_names();
+        for a in &names {
+            let key = pack(a.as_bytes());
+            assert_eq!(key.is_some(), a.len() <= PACKED_BYTES, "{a:?}");
+            for b in &names {
+                if let (Some(x), Some(y)) = (key, pack(b.as_bytes())) {
+                    assert_eq!(x.cmp(&y), a.cmp(b), "{a:?} vs {b:?}");
+                }
+                assert_eq!(same(a, b), a == b, "{a:?} vs {b:?}");
+            }
+        }
+    }
+
+    /// How many of `cases` random lookups and comparisons disagree with a `HashMap` of the
+    /// names and with `==`.
+    fn disagreements(seed: u64, cases: usize) -> usize {
+        let mut rng = Rng(seed);
+        let mut wrong = 0;
+        for _ in 0..cases {
+            let mut names = edge_names();
+            names.extend((0..rng.below(60)).map(|_| rng.name()));
+            names.sort();
+            names.dedup();
+            // A random subset is indexed, in random order; the rest are looked up too.
+            let mut indexed: Vec<&str> = names
+                .iter()
+                .filter(|_| rng.below(2) == 0)
+                .map(String::as_str)
+                .collect();
+            for i in (1..indexed.len()).rev() {
+                indexed.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let plain: HashMap<&str, u32> = indexed
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (*n, i as u32))
+                .collect();
+            let index = NameIndex::new(indexed.iter().copied());
+            wrong += names
+                .iter()
+                .filter(|n| index.get(n) != plain.get(n.as_str()).copied())
+                .count();
+            // Every pair of names of one length (the others differ in their lengths alone),
+            // as one-name lists, and random lists of up to two names.
+            for a in &names {
+                for b in names.iter().filter(|b| b.len() == a.len()) {
+                    let (a, b) = (std::slice::from_ref(a), std::slice::from_ref(b));
+                    wrong += usize::from(same_lists(a, b) != (a == b));
+                }
+            }
+            let lists: Vec<Vec<String>> = (0..8)
+                .map(|_| {
+                    (0..rng.below(3))
+                        .map(|_| names[rng.below(names.len() as u64) as usize].clone())
+                        .collect()
+                })
+                .collect();
+            for a in &lists {
+                for b in &lists {
+                    wrong += usize::from(same_lists(a, b) != (a == b));
+                }
+            }
+        }
+        wrong
+    }
+
+    #[test]
+    fn lookups_and_comparisons_agree_with_a_hash_map_and_equality() {
+        assert_eq!(disagreements(0x5eed, 300), 0);
+    }
+
+    #[test]
+    fn packing_without_the_length_is_caught() {
+        planted::LENGTH_DROPPED.set(true);
+        let wrong = disagreements(0x5eed, 300);
+        planted::LENGTH_DROPPED.set(false);
+        println!("packing without the length: {wrong} disagreements");
+        assert!(wrong >= 100, "only {wrong} disagreements");
+    }
+
+    #[test]
+    fn comparing_the_first_bytes_alone_is_caught() {
+        planted::HEAD_ONLY.set(true);
+        let wrong = disagreements(0x5eed, 300);
+        planted::HEAD_ONLY.set(false);
+        println!("comparing the first bytes alone: {wrong} disagreements");
+        assert!(wrong >= 100, "only {wrong} disagreements");
+    }
+}
