@@ -40,14 +40,18 @@ impl<'a> Problem<'a> {
             subscriptions: Vec::new(),
             topic_ids,
         };
-        let mut counts = vec![0usize; problem.topics.len()];
-        let mut subscriptions: Vec<Vec<u32>> = Vec::with_capacity(problem.members.len());
+        let n = problem.members.len();
+        let mut subscriptions: Vec<Vec<u32>> = Vec::with_capacity(n);
         // Members often subscribe to the very same list as a recent member (identical
         // subscriptions, or buckets, whose members alternate between a few lists): then its
-        // resolution is reused rather than hashing and sorting every name again. Lists that
+        // resolution is reused rather than looking up and sorting every name again. Lists that
         // differ usually differ in their first name, so a miss costs little.
         let mut recent: [usize; RECENT_LISTS] = [usize::MAX; RECENT_LISTS];
         let mut next_slot = 0;
+        // For every member, the member whose resolution it reuses (itself if none), and for
+        // every member, how many members reuse its resolution (itself included).
+        let mut source: Vec<u32> = Vec::with_capacity(n);
+        let mut uses: Vec<u32> = vec![0; n];
         for member in &problem.members {
             let list = member.subscriptions.as_slice();
             let same = recent.iter().copied().find(|&k| {
@@ -58,10 +62,11 @@ impl<'a> Problem<'a> {
                 }
                 other.is_some_and(|o| names::same_lists(o, list))
             });
-            let subs: Vec<u32> = match same {
-                Some(k) => subscriptions[k].clone(),
+            let (k, subs) = match same {
+                Some(k) => (k, subscriptions[k].clone()),
                 None => {
-                    recent[next_slot] = subscriptions.len();
+                    let k = subscriptions.len();
+                    recent[next_slot] = k;
                     next_slot = (next_slot + 1) % RECENT_LISTS;
                     let mut subs: Vec<u32> = list
                         .iter()
@@ -69,22 +74,39 @@ impl<'a> Problem<'a> {
                         .collect();
                     subs.sort_unstable();
                     subs.dedup();
-                    subs
+                    (k, subs)
                 }
             };
-            for &t in &subs {
-                counts[t as usize] += 1;
-            }
+            source.push(k as u32);
+            uses[k] += 1;
             subscriptions.push(subs);
         }
+        // Subscriber counts, one pass per distinct resolution rather than per member.
+        let mut counts = vec![0usize; problem.topics.len()];
+        for (k, &u) in uses.iter().enumerate() {
+            if u > 0 {
+                for &t in &subscriptions[k] {
+                    counts[t as usize] += u as usize;
+                }
+            }
+        }
         // Sized first: growing thousands of lists one subscriber at a time reallocates each
-        // of them several times.
+        // of them several times. A run of consecutive members sharing one resolution joins
+        // each of its topics at once (all members, with identical subscriptions); members
+        // stay ascending in every list, as runs come in member order.
         let mut subscribers: Vec<Vec<u32>> =
             counts.iter().map(|&c| Vec::with_capacity(c)).collect();
-        for (m, subs) in subscriptions.iter().enumerate() {
-            for &t in subs {
-                subscribers[t as usize].push(m as u32);
+        let mut start = 0;
+        while start < n {
+            let end = start
+                + source[start..]
+                    .iter()
+                    .take_while(|&&k| k == source[start])
+                    .count();
+            for &t in &subscriptions[start] {
+                subscribers[t as usize].extend(start as u32..end as u32);
             }
+            start = end;
         }
         problem.subscribers = subscribers;
         problem.subscriptions = subscriptions;

@@ -15,8 +15,7 @@
 //! topics not in the spec are *not* errors: members lag behind metadata, and such entries are
 //! ignored by every assignor.
 
-use std::collections::BTreeSet;
-
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -151,7 +150,10 @@ impl GroupSpec {
     /// # Errors
     /// The first violation found, in input order: topics first, then members.
     pub fn validate(&self) -> Result<(), SpecError> {
-        let mut names = BTreeSet::new();
+        // Hash sets, only inserted into: their order never shows. A tree of 1,000 member ids
+        // cost more than a tenth of assigning a large group.
+        let mut names = FxHashSet::default();
+        names.reserve(self.topics.len());
         for topic in &self.topics {
             if !names.insert(topic.name.as_str()) {
                 return Err(SpecError::DuplicateTopic(topic.name.clone()));
@@ -172,7 +174,8 @@ impl GroupSpec {
                 });
             }
         }
-        let mut ids = BTreeSet::new();
+        let mut ids = FxHashSet::default();
+        ids.reserve(self.members.len());
         for member in &self.members {
             if !ids.insert(member.id.as_str()) {
                 return Err(SpecError::DuplicateMember(member.id.clone()));
