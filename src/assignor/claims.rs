@@ -37,16 +37,18 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
             if subscribed[t as usize] != m {
                 continue;
             }
-            let count = problem.topics[t as usize].partitions;
             let slot = &mut slots[t as usize];
+            if slot.is_empty() {
+                // Sized on the first claim of the topic, in range or not: an unclaimed slot
+                // adds nothing to the result.
+                slot.resize(problem.partitions(t) as usize, (i32::MIN, UNCLAIMED));
+            }
             for &p in &owned.partitions {
-                if p < 0 || i64::from(p) >= count {
+                let Some((generation, owner)) =
+                    usize::try_from(p).ok().and_then(|p| slot.get_mut(p))
+                else {
                     continue;
-                }
-                if slot.is_empty() {
-                    slot.resize(count as usize, (i32::MIN, UNCLAIMED));
-                }
-                let (generation, owner) = &mut slot[p as usize];
+                };
                 if *owner == UNCLAIMED || member.generation > *generation {
                     *generation = member.generation;
                     *owner = m;

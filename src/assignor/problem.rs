@@ -103,6 +103,12 @@ impl<'a> Problem<'a> {
                     .iter()
                     .take_while(|&&k| k == source[start])
                     .count();
+            #[cfg(test)]
+            let end = if planted::RUN_TOO_LONG.get() {
+                n.min(end + 1)
+            } else {
+                end
+            };
             for &t in &subscriptions[start] {
                 subscribers[t as usize].extend(start as u32..end as u32);
             }
@@ -148,5 +154,104 @@ pub(crate) mod planted {
         /// [`super::Problem::new`] reuses a recent member's resolved list when the first
         /// names alone match.
         pub(crate) static FIRST_NAME_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::Problem::new`] adds the member after each run of members sharing one
+        /// resolution to the run's topics.
+        pub(crate) static RUN_TOO_LONG: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Problem, planted};
+    use crate::assignor::{GroupSpec, MemberSpec, TopicSpec};
+
+    /// Groups whose members come in runs sharing one subscription list (drawn from a pool of
+    /// lists with repeated and unknown names), so that runs end on every kind of neighbour.
+    fn grouped(seed: u64) -> GroupSpec {
+        let mut state = seed;
+        let mut below = |n: u64| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let z = (state ^ (state >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            (z ^ (z >> 29)) % n
+        };
+        let names: Vec<String> = (0..8).map(|t| format!("T{t}")).collect();
+        let pool: Vec<Vec<String>> = (0..5)
+            .map(|_| {
+                let mut list: Vec<String> =
+                    names.iter().filter(|_| below(2) == 0).cloned().collect();
+                if below(3) == 0 {
+                    list.push("unknown".to_owned());
+                }
+                if let Some(first) = list.first().cloned() {
+                    list.push(first);
+                }
+                list.reverse();
+                list
+            })
+            .collect();
+        let mut members = Vec::new();
+        while members.len() < 30 {
+            let list = &pool[below(pool.len() as u64) as usize];
+            for _ in 0..1 + below(4) {
+                members.push(MemberSpec {
+                    id: format!("M{:02}", members.len()),
+                    rack: None,
+                    subscriptions: list.clone(),
+                    owned: Vec::new(),
+                    generation: -1,
+                });
+            }
+        }
+        GroupSpec {
+            rack_aware: false,
+            topics: names
+                .iter()
+                .map(|name| TopicSpec {
+                    name: name.clone(),
+                    partitions: 2,
+                    replica_racks: None,
+                })
+                .collect(),
+            members,
+        }
+    }
+
+    /// Whether every topic's subscribers are exactly the members subscribing to it, ascending,
+    /// and every member's subscriptions its existing topics, ascending and distinct.
+    fn transposed(spec: &GroupSpec) -> bool {
+        let problem = Problem::new(spec);
+        let subscriptions_ok =
+            problem
+                .members
+                .iter()
+                .zip(&problem.subscriptions)
+                .all(|(m, subs)| {
+                    let want: std::collections::BTreeSet<u32> = m
+                        .subscriptions
+                        .iter()
+                        .filter_map(|s| problem.topic_index(s))
+                        .collect();
+                    subs.iter().copied().eq(want)
+                });
+        let subscribers_ok = (0..problem.topics.len() as u32).all(|t| {
+            let want = (0..problem.members.len() as u32)
+                .filter(|&m| problem.subscriptions[m as usize].contains(&t));
+            problem.subscribers[t as usize].iter().copied().eq(want)
+        });
+        subscriptions_ok && subscribers_ok
+    }
+
+    #[test]
+    fn runs_of_shared_lists_give_every_topic_its_subscribers() {
+        assert!((0..100).all(|seed| transposed(&grouped(seed))));
+    }
+
+    #[test]
+    fn a_run_one_member_too_long_is_caught() {
+        planted::RUN_TOO_LONG.set(true);
+        let caught = (0..100).filter(|&seed| !transposed(&grouped(seed))).count();
+        planted::RUN_TOO_LONG.set(false);
+        println!("a run one member too long caught in {caught} of 100");
+        assert!(caught >= 50, "only {caught} caught");
     }
 }

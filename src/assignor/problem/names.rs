@@ -3,7 +3,7 @@
 //! Every claim names its topic, and every member lists its subscriptions by name: on a spread
 //! assignment of 1,000 members over 100 topics that is 50,000 claim lookups and 100,000
 //! subscription names, and hashing a string, probing a string table and calling `memcmp` for
-//! each was most of the time spent outside the assignment itself. Topic names are usually
+//! each dominated such a call (more than half of the time of a join). Topic names are usually
 //! short (the benchmark's are `t0042`), so a name of up to [`PACKED_BYTES`] bytes is packed
 //! with its length into a `u128` read a few bytes at a time ([`pack`]); two names pack to the
 //! same integer only if they are equal, so packed names are compared and looked up as
