@@ -63,14 +63,17 @@
 //! On racked components of [`FINAL_REFUSAL_MIN_MEMBERS`] or more members, where an exact flow
 //! follows, the repair's first refusal is final (it decides only which exact construction
 //! runs), and where every topic is open a cheap placement of the left-over partitions keeping
-//! every claim ([`keep_all`]) runs first: when it places them all, its result is returned
-//! (it meets every bound, see [`keep_all`]'s certificate); when it fails, the greedy is not
-//! run and the (there exact) flow of extras decides.
+//! every claim, or as many as balance allows ([`keep_all`]), runs first: when it places them
+//! all, its result is returned (it meets every bound, see [`keep_all`]'s certificate); when
+//! it fails keeping every claim, the greedy is not run and the (there exact) flow of extras
+//! decides.
 //!
 //! # Tie rule (objective 6)
 //!
-//! Where [`keep_all`]'s placement succeeds, its own tie rule. Otherwise the extras: the rotation where it is tried and fits, else [`homogeneous::choose_extras`]
-//! on the keepable claims with the repair above (every step reads the canonical order). Then, per topic: each member keeps its own keepable partitions up to
+//! Where [`keep_all`]'s placement succeeds, its own tie rule. Otherwise the extras: the
+//! rotation where it is tried and fits, else [`homogeneous::choose_extras`] on the keepable
+//! claims with the repair above (every step reads the canonical order). Then, per topic:
+//! each member keeps its own keepable partitions up to
 //! c_tm, lowest numbers first; the small flow splits every group over racks (groups in mask
 //! order first send straight to the racks of their mask in name order while those have room,
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
