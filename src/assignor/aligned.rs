@@ -61,15 +61,19 @@
 //! heuristic: the greedy's bound and the deal's check are what certify.
 //!
 //! On racked components of [`FINAL_REFUSAL_MIN_MEMBERS`] or more members, where an exact flow
-//! follows, the repair's first refusal is final, and where every topic is open a cheap
-//! placement of the left-over partitions keeping every claim ([`keep_all`]) runs first: when
-//! it fails, the greedy is not run and the (there exact) flow of extras decides. Both decide
-//! only which exact construction runs.
+//! follows, the repair's first refusal is final (it decides only which exact construction
+//! runs), and where every topic is open a cheap placement of the left-over partitions keeping
+//! every claim, or as many as balance allows ([`keep_all`]), runs first: when it places them
+//! all, its result is returned (it meets every bound, see [`keep_all`]'s certificate); when
+//! it fails keeping every claim, the greedy is not run and the (there exact) flow of extras
+//! decides.
 //!
 //! # Tie rule (objective 6)
 //!
-//! The extras: the rotation where it is tried and fits, else [`homogeneous::choose_extras`]
-//! on the keepable claims with the repair above (every step reads the canonical order). Then, per topic: each member keeps its own keepable partitions up to
+//! Where [`keep_all`]'s placement succeeds, its own tie rule. Otherwise the extras: the
+//! rotation where it is tried and fits, else [`homogeneous::choose_extras`] on the keepable
+//! claims with the repair above (every step reads the canonical order). Then, per topic:
+//! each member keeps its own keepable partitions up to
 //! c_tm, lowest numbers first; the small flow splits every group over racks (groups in mask
 //! order first send straight to the racks of their mask in name order while those have room,
 //! then breadth-first augmenting paths move the rest), each group's partitions ascending
@@ -108,6 +112,7 @@ use fit::Fit;
 pub(crate) use fit::{planted as fit_planted, tally};
 #[cfg(test)]
 pub(crate) use floors::tally as floors_tally;
+use keep_all::Placement;
 #[cfg(test)]
 pub(crate) use keep_all::tally as keep_all_tally;
 use transport::Transport;
@@ -232,6 +237,31 @@ pub(crate) fn assign_as(
         racks: racks.len(),
     };
     homogeneous::reserve(problem, comp, lists);
+    // With every member racked, an exact construction follows (the flow of extras where every
+    // topic is open, else the flow with floors): on components large enough for the greedy's
+    // reruns to cost more than that flow, the first topic the repair cannot make fit ends the
+    // greedy's attempts.
+    let final_refusal = variant == Variant::Exact
+        && n >= FINAL_REFUSAL_MIN_MEMBERS
+        && member_bit.iter().all(|&bit| bit != 0);
+    // Where every topic is open as well, the placement keeping every claim is tried first: it
+    // is optimal when it places everything; when it fails, the greedy is not run and the flow
+    // of extras (there exact, needing no bound) decides (see `keep_all`). A component with a
+    // keepable claim in an open topic has a gaining cell, so the quick choice below would not
+    // apply where the placement is tried.
+    let all_open = comp
+        .topics
+        .iter()
+        .all(|&t| (problem.partitions(t) as usize) < n);
+    let skip_greedy = if final_refusal && all_open {
+        match keep_all::place(&ctx, &member_bit, lists) {
+            Placement::Placed => return Some(Route::Direct),
+            Placement::Failed => true,
+            Placement::Untried => false,
+        }
+    } else {
+        false
+    };
     // The cheap choice first: when it exists it uses the most gaining cells of any
     // balance-optimal choice, so the deal's check is all the certificate still needs.
     let mut pending = homogeneous::Extras::new(problem, comp, &keepable);
@@ -264,20 +294,7 @@ pub(crate) fn assign_as(
         racks.len(),
         variant != Variant::NoTransportCheck,
     );
-    // With every member racked, an exact construction follows (the flow of extras where every
-    // topic is open, else the flow with floors): on components large enough for the greedy's
-    // reruns to cost more than that flow, the first topic the repair cannot make fit ends the
-    // greedy's attempts.
-    fit.final_refusal = variant == Variant::Exact
-        && n >= FINAL_REFUSAL_MIN_MEMBERS
-        && member_bit.iter().all(|&bit| bit != 0);
-    // Where every topic is open as well, the flow of extras is exact and needs no bound; when
-    // the cheap placement keeping every claim fails, the greedy is not run (see `keep_all`).
-    let all_open = comp
-        .topics
-        .iter()
-        .all(|&t| (problem.partitions(t) as usize) < n);
-    let skip_greedy = fit.final_refusal && all_open && keep_all::first_fit_fails(&ctx, &member_bit);
+    fit.final_refusal = final_refusal;
     let (extras, route) = if skip_greedy {
         (Vec::new(), Route::Flow)
     } else {

@@ -384,7 +384,8 @@ pub(crate) enum Route {
     /// The min-cost flow.
     Flow,
     /// The direct construction met the upper bound (components of at least
-    /// [`DIRECT_MIN_MEMBERS`] members).
+    /// [`DIRECT_MIN_MEMBERS`] members), or on the rack-aware path the placement keeping every
+    /// claim placed everything (see `aligned::keep_all`).
     Direct,
 }
 

@@ -1,9 +1,11 @@
-//! A cheap test, on racked components where every topic is *open* (0 < P_t < n, so f_t = 0),
-//! of whether every keepable claim can obviously be kept while balancing and aligning every
-//! alignable partition. When it fails, the repaired greedy is not run and the rack-aware path
-//! goes straight to the flow of extras ([`super::extras`]), which is exact on such components
-//! and whose warm start is this very placement ("every claim kept", then the rest in the same
-//! rotation). It decides speed only, never a result's optimality.
+//! A cheap placement, on racked components where every topic is *open* (0 < P_t < n, so
+//! f_t = 0), of the partitions left over when every keepable claim is kept (or, where that
+//! is not balanced, as many as any balance-optimal assignment can keep), balancing and
+//! aligning every alignable partition. When it places them all, its result is returned: it
+//! is optimal for objectives 1–5 (see the certificate below). When it fails keeping every
+//! claim, the repaired greedy is not run and the rack-aware path goes straight to the flow of
+//! extras ([`super::extras`]), which is exact on such components and whose warm start is
+//! this very placement ("every claim kept", then the rest in the same rotation).
 //!
 //! # Why it is needed
 //!
@@ -11,54 +13,106 @@
 //! greedy with its repair works through all 100 topics and is refused at the last one: the
 //! 50 freed partitions sit on one rack pair and fewer members of those racks than that hold
 //! none of the topics concerned (see [`super::extras`]). That costs about a third of the
-//! assignor's time before the exact flow runs anyway.
+//! assignor's time before the exact flow runs anyway. Where the placement succeeds (most
+//! leaves and joins of large groups) the greedy, its repair and the deal of every topic are
+//! skipped: on the racked 1000m × 50ppm × 100t leave and join they were about half the
+//! instructions of the call.
 //!
-//! # The test
+//! # The placement
 //!
 //! With f_t = 0 every member gets at most one partition of each topic. Let K_m count the
-//! topics in which m has a keepable claim. An assignment that keeps every keepable claim
-//! gives m one of its keepable claims in each of those K_m topics (at most one per topic:
-//! with two claims in a topic it keeps one, its lowest here), and the *left-over* partitions
-//! (every partition not so kept) to members with no keepable claim in that topic, one per
-//! member and topic, aligned when alignable, with m's total c_m = q or q + 1 (s of them at
-//! q + 1; step 1 of the [parent](super)). The left-over partitions are placed one at a time
-//! on the next member, in a rotating order, that may take one ([`first_fit`]): when that
-//! places them all, keeping every claim is possible and the greedy runs as before (the usual
-//! case on leaves of large groups); when it does not, [`first_fit_fails`] answers `true`.
+//! topics in which m has a keepable claim (at most one claim per topic: with two the
+//! placement does not apply), E = Σ P_t, q = ⌊E/n⌋, s = E mod n. Every balance-optimal
+//! assignment gives m a total c_m of q or q + 1, s members q + 1 (step 1 of the
+//! [parent](super)), so it keeps at most min(K_m, c_m) of m's claims and in all at most
+//! U = Σ_m min(K_m, q) + min(s, #{m : K_m > q}). The placement keeps exactly that many:
+//! a member with K_m > q + 1 releases K_m − q − 1 claims, and where more than s members are
+//! then at q + 1, that many more members release one claim each ([`release`] chooses which:
+//! of masks that some member with room can take, spread over topics). The *left-over*
+//! partitions (every partition not kept: unclaimed, claimed but not keepable, released) go
+//! to members with no keepable claim in that topic, one per member and topic, aligned when
+//! alignable, no member above q + 1 and at most s members at q + 1, placed one at a time on
+//! the next member, in a rotating order, that may take one ([`first_fit`]).
 //!
-//! A failure is not a proof that no assignment keeps every claim (a placement in another
-//! order might succeed), and needs none: the flow of extras that then runs is exact without
-//! any bound where every topic is open and every member is racked, so either answer leads to
-//! an optimal result. Where keeping every claim is impossible the greedy would fail anyway:
-//! when it succeeds it keeps the claim of every gaining cell of a choice meeting its bound,
-//! and where some balance-optimal choice gives every claimant the extra of each of its
-//! topics, that success would be an assignment keeping every claim, which [`first_fit`]
-//! might have found. (An earlier version built the maximum flow over the left-over
-//! partitions to prove impossibility before skipping the greedy; on the benchmark it never
-//! disagreed with the placement's failure and cost an eighth of the racked leave's time.)
+//! # The certificate
 //!
-//! The test says nothing (answers `false`) when the component has no keepable claim (a first
-//! assignment, where the repaired greedy usually succeeds), when some member has K_m > q + 1
-//! or more than s members have q + 1 (keeping every claim is not balanced), when a member has two keepable
-//! claims in one topic (which one it keeps would decide the left-over partitions), or when
-//! more partitions are left over than the component has topics and members (the placement
-//! is O(left-over partitions × n), which keeps it below the size of the flow of extras; the
-//! small flow it replaced stopped beyond n, which on the benchmark's racked 100m × 50ppm ×
-//! 1000t leave, 50 partitions over components of 20 members and 200 topics, let the greedy
-//! run to its refusal first).
+//! When the placement places every left-over partition, the result is optimal for
+//! objectives 1–5. (1, 2) Every partition goes to exactly one member, and no member gets two
+//! partitions of a topic (its kept claim and its takings are in distinct topics, at most one
+//! taking per topic), so with f_t = 0 the spread is optimal. (3) No member ends above q + 1
+//! and at most s end at q + 1; as the loads add up to E = nq + s, exactly s are at q + 1 and
+//! the rest at q: balance-optimal. (4) Kept claims are keepable and left-over partitions go
+//! to a member in one of their replica racks when alignable, so every alignable partition is
+//! aligned: the most any assignment can. (5) Then every assignment optimal for 1–4 aligns
+//! every alignable partition, so every claim it keeps is keepable, and being balance-optimal
+//! it keeps at most U; this one keeps U (every keepable claim where nothing is released).
+//!
+//! A failure keeping every claim is not a proof that no assignment keeps every claim (a
+//! placement in another order might succeed), and needs none: the flow of extras that then
+//! runs is exact without any bound where every topic is open and every member is racked, so
+//! either answer leads to an optimal result. Where keeping every claim is impossible the
+//! greedy would fail anyway: when it succeeds it keeps the claim of every gaining cell of a
+//! choice meeting its bound, and where some balance-optimal choice gives every claimant the
+//! extra of each of its topics, that success would be an assignment keeping every claim,
+//! which [`first_fit`] might have found. (An earlier version built the maximum flow over the
+//! left-over partitions to prove impossibility before skipping the greedy; on the benchmark
+//! it never disagreed with the placement's failure and cost an eighth of the racked leave's
+//! time.) A failure with claims released says nothing (another choice of releases might
+//! have placed), so the greedy runs as before.
+//!
+//! The placement is not tried ([`Placement::Untried`]) when the component has no keepable
+//! claim (a first assignment, where the repaired greedy usually succeeds), when a member has
+//! two keepable claims in one topic (which one it keeps would decide the left-over
+//! partitions), when nothing is left over or released (the [settled](super::super::settled)
+//! case), when [`release`] finds no claims to release, or when more partitions are left over
+//! and released than the component has topics and members (the placement is O(left-over
+//! partitions × n), which keeps it below the size of the flow of extras; the small flow it
+//! replaced stopped beyond n, which on the benchmark's racked 100m × 50ppm × 1000t leave,
+//! 50 partitions over components of 20 members and 200 topics, let the greedy run to its
+//! refusal first).
+//!
+//! # Tie rule (objective 6)
+//!
+//! Every keepable claim is kept but those [`release`] picks: the members above q + 1 release
+//! their claims in topic order, and where members at q + 1 must come down to q, each topic
+//! in `comp.topics` order lets go the claims of members owing a release, then of the members
+//! at q + 1 with the fewest claims left to release in later topics, then in partition order,
+//! up to the number of members with room, of masks they can take. Per topic in
+//! `comp.topics` order, the left-over partitions are grouped by mask in the order each mask
+//! first appears among them (partitions ascending); each unit goes to the first member, in
+//! local id order from just after the member that took the previous unit (wrapping around),
+//! that has no keepable claim and took nothing in that topic, runs in one of the mask's racks
+//! (any rack for mask 0) and has a place left (below q, else the next of the s places at
+//! q + 1). A group's partitions, ascending, go to its takers in the order they were found.
+//! All of it reads only the canonical [`super::Problem`] order.
 
 use super::Context;
 
-/// Whether the placement of the module docs fails to keep every keepable claim while
-/// balanced and aligned (the flow of extras then runs instead of the greedy). `false` also
-/// when the test does not apply (a topic not open, a member in no rack, more left-over
-/// partitions than topics and members, no keepable claim at all, a member with two keepable
-/// claims in one topic, keeping every claim not balanced).
-pub(super) fn first_fit_fails(ctx: &Context<'_, '_>, member_bit: &[u64]) -> bool {
+/// What [`place`] did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Placement {
+    /// The placement does not apply (see the module docs); nothing was written.
+    Untried,
+    /// It did not place every left-over partition; nothing was written (the flow of extras
+    /// runs instead of the greedy).
+    Failed,
+    /// Every keepable claim kept and every left-over partition placed, appended to `lists`:
+    /// optimal for objectives 1–5 (the certificate of the module docs).
+    Placed,
+}
+
+/// The placement of the module docs on `comp` (every topic open, every member racked),
+/// appending the result to `lists` (global member ids, `(topic, partition)` pairs) only
+/// when it is [`Placement::Placed`].
+pub(super) fn place(
+    ctx: &Context<'_, '_>,
+    member_bit: &[u64],
+    lists: &mut [Vec<(u32, i32)>],
+) -> Placement {
     let comp = ctx.comp;
     let n = comp.members.len();
     if n == 0 || member_bit.contains(&0) {
-        return false;
+        return Placement::Untried;
     }
     // The left-over partitions counted from the lengths alone first (at least this many: a
     // member's second claim in a topic ends the test anyway), so that groups with none (a
@@ -74,40 +128,82 @@ pub(super) fn first_fit_fails(ctx: &Context<'_, '_>, member_bit: &[u64]) -> bool
     // the greedy, whose repair usually makes its choice fit: on the racked 100m x 10ppm x
     // 1000t full assignment skipping it made the call three times slower.
     if claims == 0 {
-        return false;
-    }
-    // The placement takes at most n steps per left-over partition: with at most n of them
-    // that is n² (the limit of the flow this placement replaced), with at most one per topic
-    // no more than the flow of extras has edges (about n per topic).
-    if left_at_least == 0 || left_at_least > n.max(comp.topics.len()) {
-        return false;
+        return Placement::Untried;
     }
     let mut kept = vec![0u64; n];
     let mut total_extras = 0u64;
-    // (topic index, mask, units) of the left-over partitions, and the topic each member
-    // claims in (marked per topic).
-    let mut left: Vec<(usize, u64, u64)> = Vec::new();
+    // The topic each member last claimed in, to find two claims in one topic.
     let mut claimant = vec![u32::MAX; n];
-    let mut left_units = 0u64;
     for (i, &t) in comp.topics.iter().enumerate() {
-        let masks = ctx.topic_masks(i, t);
-        if masks.is_empty() {
-            continue;
+        let count = ctx.topic_masks(i, t).len();
+        if count >= n {
+            return Placement::Untried;
         }
-        if masks.len() >= n {
-            return false;
-        }
-        total_extras += masks.len() as u64;
-        let mut is_kept = vec![false; masks.len()];
-        for &(p, m) in &ctx.keepable[t as usize] {
+        total_extras += count as u64;
+        for &(_, m) in &ctx.keepable[t as usize] {
             let lm = ctx.index.get(comp, m);
             if claimant[lm] == i as u32 {
                 // Two keepable claims in one topic: which one is kept could matter.
-                return false;
+                return Placement::Untried;
             }
             claimant[lm] = i as u32;
             kept[lm] += 1;
+        }
+    }
+    let q = total_extras / n as u64;
+    let s = total_extras % n as u64;
+    // Where keeping every claim is not balanced, the members above q + 1 release claims down
+    // to q + 1, and where more than s members are then at q + 1, that many more claims are
+    // released, one per member, by members at q + 1 that `release` picks.
+    let mut release_count = vec![0u64; n];
+    let mut released = 0u64;
+    let mut over = 0u64;
+    for (lm, k) in kept.iter_mut().enumerate() {
+        if *k > q + 1 {
+            release_count[lm] = *k - q - 1;
+            released += *k - q - 1;
+            *k = q + 1;
+        }
+        over += u64::from(*k == q + 1);
+    }
+    let one_more = over.saturating_sub(s);
+    released += one_more;
+    // The placement takes at most n steps per left-over partition: with at most n of them
+    // that is n² (the limit of the flow this placement replaced), with at most one per topic
+    // no more than the flow of extras has edges (about n per topic).
+    let left_total = left_at_least as u64 + released;
+    if left_total == 0 || left_total > n.max(comp.topics.len()) as u64 {
+        return Placement::Untried;
+    }
+    let mut dropped: Vec<(usize, i32)> = Vec::new();
+    if released > 0
+        && !release(
+            ctx,
+            member_bit,
+            &mut kept,
+            (q, s),
+            &mut release_count,
+            one_more,
+            &mut dropped,
+        )
+    {
+        return Placement::Untried;
+    }
+    // (topic index, mask, units) of the left-over partitions, masks of a topic in the order
+    // they first appear.
+    let mut left: Vec<(usize, u64, u64)> = Vec::new();
+    let mut left_units = 0u64;
+    let mut is_kept: Vec<bool> = Vec::new();
+    let mut drops = dropped.iter().peekable();
+    for (i, &t) in comp.topics.iter().enumerate() {
+        let masks = ctx.topic_masks(i, t);
+        is_kept.clear();
+        is_kept.resize(masks.len(), false);
+        for &(p, _) in &ctx.keepable[t as usize] {
             is_kept[p as usize] = true;
+        }
+        while let Some(&(_, p)) = drops.next_if(|d| d.0 == i) {
+            is_kept[p as usize] = false;
         }
         let start = left.len();
         for (p, &mask) in masks.iter().enumerate() {
@@ -121,30 +217,186 @@ pub(super) fn first_fit_fails(ctx: &Context<'_, '_>, member_bit: &[u64]) -> bool
             }
         }
     }
-    let q = total_extras / n as u64;
-    let s = total_extras % n as u64;
     let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64;
-    if kept.iter().any(|&k| k > q + 1) || at_plus > s {
-        return false;
-    }
-    if left_units == 0 {
-        return false;
-    }
-    let fails = !first_fit(ctx, member_bit, &left, &kept, q, s - at_plus);
+    let mut takers: Vec<u32> = Vec::with_capacity(left_units as usize);
+    let placed = first_fit(ctx, member_bit, &left, &kept, q, s - at_plus, &mut takers);
     #[cfg(test)]
     {
         tally::add(tally::PLACED);
-        if fails {
+        if released > 0 {
+            tally::add(tally::RELEASED);
+        } else if !placed {
             tally::add(tally::FAILED);
         }
     }
-    fails
+    if !placed {
+        // Only keeping every claim was shown impossible to place this way; claims released
+        // by `release`'s choice say nothing of the greedy.
+        return if released > 0 {
+            Placement::Untried
+        } else {
+            Placement::Failed
+        };
+    }
+    let before = super::lengths(comp, lists);
+    if !write(ctx, &left, &dropped, &takers, lists) {
+        super::restore(comp, &before, lists);
+        return Placement::Untried;
+    }
+    #[cfg(test)]
+    tally::add(tally::RETURNED);
+    Placement::Placed
+}
+
+/// Chooses which keepable claims the members release, appending them as (topic index,
+/// partition) in topic order to `dropped` and lowering `kept`: `count` per local member
+/// (brought to 0), then one claim each of `one_more` further members at q + 1 (`q_s` is
+/// (q, s)). A claim may be released when its mask is 0 or meets a rack of a member with a
+/// place left (below q, or at q while a place at q + 1 is free); each topic releases at most
+/// as many as there are such members (each takes at most one partition of a topic). Topic by
+/// topic, the claims owed (`count`) go first, then those of the members with the fewest such
+/// claims in the topics still to come (then in partition order). `false` when claims are
+/// still owed after every topic (the placement then is not tried). The choice only steers
+/// the placement: its result is certified by the bound whatever is released.
+fn release(
+    ctx: &Context<'_, '_>,
+    member_bit: &[u64],
+    kept: &mut [u64],
+    (q, s): (u64, u64),
+    count: &mut [u64],
+    mut one_more: u64,
+    dropped: &mut Vec<(usize, i32)>,
+) -> bool {
+    let comp = ctx.comp;
+    let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64 - one_more;
+    let plus_free = at_plus < s;
+    let mut racks = 0u64;
+    let mut takers = 0usize;
+    for (lm, &k) in kept.iter().enumerate() {
+        if k < q || (k == q && plus_free) {
+            racks |= member_bit[lm];
+            takers += 1;
+        }
+    }
+    let may = |mask: u64| mask == 0 || mask & racks != 0;
+    // Per member: the claims it may release in the topics not yet passed.
+    let mut options = vec![0u64; count.len()];
+    let can = |lm: usize, kept: &[u64], count: &[u64], one_more: u64| {
+        count[lm] > 0 || (one_more > 0 && kept[lm] == q + 1)
+    };
+    for (i, &t) in comp.topics.iter().enumerate() {
+        let masks = ctx.topic_masks(i, t);
+        for &(p, m) in &ctx.keepable[t as usize] {
+            let lm = ctx.index.get(comp, m);
+            if can(lm, kept, count, one_more) && may(masks[p as usize]) {
+                options[lm] += 1;
+            }
+        }
+    }
+    let mut owed: u64 = count.iter().sum();
+    // (optional, options, partition, member) of the topic's candidates.
+    let mut candidates: Vec<(bool, u64, i32, usize)> = Vec::new();
+    for (i, &t) in comp.topics.iter().enumerate() {
+        if owed == 0 && one_more == 0 {
+            break;
+        }
+        let masks = ctx.topic_masks(i, t);
+        candidates.clear();
+        for &(p, m) in &ctx.keepable[t as usize] {
+            let lm = ctx.index.get(comp, m);
+            if can(lm, kept, count, one_more) && may(masks[p as usize]) {
+                candidates.push((count[lm] == 0, options[lm], p, lm));
+                options[lm] -= 1;
+            }
+        }
+        candidates.sort_unstable();
+        let start = dropped.len();
+        for &(optional, _, p, lm) in candidates.iter().take(takers) {
+            if optional {
+                if one_more == 0 {
+                    break;
+                }
+                one_more -= 1;
+            } else {
+                count[lm] -= 1;
+                owed -= 1;
+            }
+            kept[lm] -= u64::from(optional);
+            dropped.push((i, p));
+        }
+        dropped[start..].sort_unstable();
+    }
+    owed == 0 && one_more == 0
+}
+
+/// Appends the placement to `lists`: every keepable claim, and the left-over partitions of
+/// each entry of `left` ((topic index, mask, units), per topic in the order masks first
+/// appear, as [`place`] built it), ascending, to that entry's `takers` (local ids, in
+/// `left` order) in turn. `false` (with part of it written) if a left-over partition has no
+/// entry or an entry more partitions than units, which the way [`place`] counts them rules
+/// out.
+fn write(
+    ctx: &Context<'_, '_>,
+    left: &[(usize, u64, u64)],
+    dropped: &[(usize, i32)],
+    takers: &[u32],
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    let comp = ctx.comp;
+    // Per entry of the current topic: where its takers are next read, and where they end.
+    let mut next: Vec<usize> = Vec::new();
+    let mut end: Vec<usize> = Vec::new();
+    let mut entry = 0usize;
+    let mut taker = 0usize;
+    let mut is_kept: Vec<bool> = Vec::new();
+    let mut drops = dropped.iter().peekable();
+    for (i, &t) in comp.topics.iter().enumerate() {
+        let masks = ctx.topic_masks(i, t);
+        is_kept.clear();
+        is_kept.resize(masks.len(), false);
+        // Released claims come in partition order, as the claims do.
+        for &(p, m) in &ctx.keepable[t as usize] {
+            if drops.next_if(|&&d| d == (i, p)).is_some() {
+                continue;
+            }
+            is_kept[p as usize] = true;
+            lists[m as usize].push((t, p));
+        }
+        let start = entry;
+        next.clear();
+        end.clear();
+        while entry < left.len() && left[entry].0 == i {
+            next.push(taker);
+            taker += left[entry].2 as usize;
+            end.push(taker);
+            entry += 1;
+        }
+        let entries = &left[start..entry];
+        if entries.is_empty() {
+            continue;
+        }
+        for (p, &mask) in masks.iter().enumerate() {
+            if is_kept[p] {
+                continue;
+            }
+            let Some(e) = entries.iter().position(|x| x.1 == mask) else {
+                return false;
+            };
+            let Some(&lm) = takers.get(next[e]).filter(|_| next[e] < end[e]) else {
+                return false;
+            };
+            next[e] += 1;
+            lists[comp.members[lm as usize] as usize].push((t, p as i32));
+        }
+    }
+    drops.next().is_none()
 }
 
 /// Whether placing the left-over partitions one at a time, each on the next member (in a
 /// rotating order) that may take it, places them all: a flow of full value found without
 /// building the network (the usual case where keeping every claim is possible, such as most
 /// leaves of large groups). `z_places` is s less the members whose kept claims reach q + 1.
+/// The taker of every unit (local id) is appended to `takers`, in `left` order.
 fn first_fit(
     ctx: &Context<'_, '_>,
     member_bit: &[u64],
@@ -152,6 +404,7 @@ fn first_fit(
     kept: &[u64],
     q: u64,
     mut z_places: u64,
+    takers: &mut Vec<u32>,
 ) -> bool {
     let comp = ctx.comp;
     let n = comp.members.len();
@@ -182,6 +435,7 @@ fn first_fit(
                 return false;
             };
             took_in[lm] = i;
+            takers.push(lm as u32);
             if planted_any_taker() {
                 cursor = lm + 1;
                 continue;
@@ -209,13 +463,18 @@ fn planted_any_taker() -> bool {
 /// Test-only counts of components on which the placement ran and failed, and a planted
 /// fault: the placement gives a left-over partition to any member that took none of its topic
 /// yet (claims, racks and room ignored), so it may claim to keep every claim where that is
-/// impossible.
+/// impossible, and its result may be unbalanced, unaligned or give a member two partitions of
+/// a topic.
 #[cfg(test)]
 pub(crate) mod tally {
     /// Components on which the placement ran.
     pub(crate) const PLACED: usize = 0;
-    /// Components on which it failed (the greedy was skipped).
+    /// Components on which it failed keeping every claim (the greedy was skipped).
     pub(crate) const FAILED: usize = 1;
+    /// Components on which it ran with claims released (keeping every claim unbalanced).
+    pub(crate) const RELEASED: usize = 2;
+    /// Components whose result is the placement's.
+    pub(crate) const RETURNED: usize = 3;
 
-    crate::assignor::tests::counts_and_fault!(2);
+    crate::assignor::tests::counts_and_fault!(4);
 }
