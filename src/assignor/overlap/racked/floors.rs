@@ -163,6 +163,9 @@ struct TopicFlow {
     free: u64,
     /// (subscriber index, mask, keepable claims of that mask), ascending.
     claims: Vec<(u32, u64, u64)>,
+    /// Per keepable claim of the topic, in the order of `Inputs::keepable`: its owner's
+    /// subscriber index.
+    claim_owner: Vec<u32>,
     /// Per claim entry: its keep edge; once solved, `kept` holds its units.
     keep_edge: Vec<usize>,
     kept: Vec<u64>,
@@ -205,6 +208,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let mut degree = vec![0i32; n];
     let mut supply_total = 0u64;
     let mut transport = Transport::default();
+    // Per member: its index among the subscribers of the topic at hand (checked on use, so
+    // that a stale entry of an earlier topic is never taken for one).
+    let mut position = vec![u32::MAX; problem.members.len()];
     for (lt, &t) in comp.topics.iter().enumerate() {
         let masks = &x.masks[lt];
         let subs = &problem.subscribers[t as usize];
@@ -230,19 +236,40 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
                 Err(g) => groups.insert(g, (mask, 1)),
             }
         }
-        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(x.keepable[t as usize].len());
-        for &(p, m) in &x.keepable[t as usize] {
-            let Ok(i) = subs.binary_search(&m) else {
-                return false;
-            };
-            pairs.push((i as u32, masks[p as usize]));
+        for (i, &m) in subs.iter().enumerate() {
+            position[m as usize] = i as u32;
         }
-        pairs.sort_unstable();
+        let keepable = &x.keepable[t as usize];
+        let mut claim_owner: Vec<u32> = Vec::with_capacity(keepable.len());
+        // The claims' masks by owner: a counting sort on the subscriber index, then each
+        // owner's few masks sorted; the same entries as sorting the (owner, mask) pairs.
+        let mut first = vec![0usize; subs.len() + 1];
+        for &(_, m) in keepable {
+            let i = position.get(m as usize).copied().unwrap_or(u32::MAX);
+            if subs.get(i as usize) != Some(&m) {
+                return false;
+            }
+            claim_owner.push(i);
+            first[i as usize + 1] += 1;
+        }
+        for i in 0..subs.len() {
+            first[i + 1] += first[i];
+        }
+        let mut by_owner = vec![0u64; keepable.len()];
+        let mut fill = first.clone();
+        for (&(p, _), &i) in keepable.iter().zip(&claim_owner) {
+            by_owner[fill[i as usize]] = masks[p as usize];
+            fill[i as usize] += 1;
+        }
         let mut claims: Vec<(u32, u64, u64)> = Vec::new();
-        for (i, mask) in pairs {
-            match claims.last_mut() {
-                Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
-                _ => claims.push((i, mask, 1)),
+        for i in 0..subs.len() {
+            let own = &mut by_owner[first[i]..first[i + 1]];
+            own.sort_unstable();
+            for &mask in own.iter() {
+                match claims.last_mut() {
+                    Some(last) if last.0 == i as u32 && last.1 == mask => last.2 += 1,
+                    _ => claims.push((i as u32, mask, 1)),
+                }
             }
         }
         if !placeable(x, lt, &groups, free, &mut transport) {
@@ -261,6 +288,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             groups,
             free,
             claims,
+            claim_owner,
             keep_edge: Vec::new(),
             kept: Vec::new(),
             pair,
@@ -491,10 +519,8 @@ fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> 
     for i in 0..subs.len() {
         entries[i + 1] += entries[i];
     }
-    for &(p, m) in &x.keepable[t as usize] {
-        let Ok(i) = subs.binary_search(&m) else {
-            return false;
-        };
+    for (&(p, m), &i) in x.keepable[t as usize].iter().zip(&plan.claim_owner) {
+        let i = i as usize;
         let mask = masks[p as usize];
         if let Some(e) = (entries[i]..entries[i + 1]).find(|&e| plan.claims[e].1 == mask)
             && left[e] > 0
