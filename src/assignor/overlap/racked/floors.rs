@@ -20,9 +20,10 @@
 //! r_t = P_t mod |Sub(t)|. A partition's mask is the set of racks of its replicas where some
 //! subscriber of t runs (as [`super`] computes it); L_g counts t's partitions of mask
 //! g ≠ 0, L_0 those of mask 0; a_tmg counts m's keepable claims of t of mask g. Member m runs
-//! in rack ρ(m); B_m = Σ_{t ∋ m} f_t and d_m = #{t ∋ m : r_t > 0}. A *pair* node (t,m) exists
-//! when a_tmg > 0 for some g. Rack nodes (t,r) exist for every rack; only the racks R_t of
-//! t's subscribers are reached.
+//! in rack ρ(m); B_m = Σ_{t ∋ m} f_t and d_m = #{t ∋ m : r_t > 0}; a_tm = Σ_g a_tmg. A *pair*
+//! node (t,m) exists when a_tm > f_t (see [Merged subscribers](#merged-subscribers) for the
+//! others). Rack nodes (t,r) exist for every rack; only the racks R_t of t's subscribers are
+//! reached.
 //!
 //! ```text
 //! source → group (t,g)        cap L_g                 every partition of mask g ≠ 0
@@ -34,7 +35,8 @@
 //!   rack (t,ρ(m)) → (t,m)     cap f_t + 1             m takes another partition
 //!   (t,m) → sink              cap f_t                 the floor
 //!   (t,m) → member m          cap 1                   the extra (r_t > 0)
-//! other subscribers, per rack r:
+//! other subscribers m (a_tm ≤ f_t), per rack r:
+//!   group (t,g) → rack (t,ρ(m))  cap a_tmg, cost −1   m keeps a claim of mask g (free (t) for g = 0)
 //!   rack (t,r) → sink         cap f_t · #(such subscribers in r)   their floors
 //!   rack (t,ρ(m)) → member m  cap 1                   the extra (r_t > 0)
 //! member m → sink             convex, cap d_m, k-th unit costs 2(B_m + k) − 1
@@ -47,19 +49,38 @@
 //! f_t or f_t + 1 partitions of t, exactly r_t of them the extra (spread), and member m the
 //! load B_m + e_m (e_m: the units on its member edge), at balance cost Σ (B_m + e_m)² − B_m².
 //!
+//! # Merged subscribers
+//!
+//! A subscriber m with a_tm ≤ f_t has no pair node: its keep edges end at its rack's node and
+//! it counts among its rack's floors, its extra edge leaving the rack node. This loses
+//! nothing. Let N be the network with a pair node for every subscriber holding claims (its
+//! pool edge of capacity f_t + 1, floor edge f_t, extra edge 1) and N' this one. A flow of N
+//! maps to a flow of N' of the same cost: m's keep units K_m go to its rack node instead, and
+//! leave it with the f_t + e_m units its pair node passed on (f_t to the rack's floor edge,
+//! e_m to the extra edge); the rack node's balance changes by K_m in and K_m out. A flow of
+//! N' maps back: K_m ≤ a_tm ≤ f_t ≤ f_t + e_m, so m's pair node can take K_m on its keep
+//! edges and f_t + e_m − K_m ≥ 0 (at most f_t + 1) on its pool edge, by conservation at the
+//! rack node exactly what the groups send to the rack beyond the other subscribers' takes.
+//! Both maps keep the value, the floors' saturation, every member's load and the cost, so
+//! the minimum costs agree and the theorem below holds for N' as for N. (A subscriber with
+//! more claims than f_t could keep f_t + 1 of them while the rack's extra goes to another
+//! member: no flow of N matches that, so it keeps its pair node.) Merging removes a node and
+//! three edges per such subscriber, about half of them on the benchmark's joins and leaves
+//! (f_t = 1, a claim each).
+//!
 //! # Exactness
 //!
 //! **Theorem.** Let every member run in a rack. If the minimum-cost flow F of maximum value
 //! has full value, saturates every floor edge, and Σ_m (B_m + e_m)² equals Σ_m load_m² of the
 //! counts of [`super::super::choose`], the deal below is optimal for objectives 1–5.
 //!
-//! *Proof sketch.* (1) The deal realises F: each pair subscriber keeps, per mask, as many of
+//! *Proof sketch.* (1) The deal realises F: each subscriber keeps, per mask, as many of
 //! its keepable claims as its keep edge carries; by conservation at the group and rack nodes
 //! the partitions left over of each group split over the racks as F sends them, and each
-//! rack's partitions fill exactly what its subscribers take (f_t plus the extra, or the pool
-//! edge's units). Every partition of mask g ≠ 0 reaches a member through a rack of g or a keep
-//! edge of mask g, whose owner runs in a rack of g (keepable): every alignable partition is
-//! aligned. (2) [`super::super::choose`] is balance-optimal and balance depends on the counts alone,
+//! rack's partitions fill exactly what its subscribers take (the pool edge's units for a pair
+//! subscriber; f_t plus the extra less its keeps for the others). Every partition of mask
+//! g ≠ 0 reaches a member through a rack of g or a keep edge of mask g, whose owner runs in a
+//! rack of g (keepable): every alignable partition is aligned. (2) [`super::super::choose`] is balance-optimal and balance depends on the counts alone,
 //! so F's result is balance-optimal and aligns every alignable partition: the optimum of
 //! objective 4 among balance-optimal assignments is all alignable partitions, and every
 //! assignment A optimal for 1–4 is balance-optimal and aligns them all. (3) Every such A is a
@@ -67,9 +88,9 @@
 //! keeps is keepable (a kept alignable partition is aligned with its owner), so it goes over
 //! its owner's keep edge; any other partition p of t given to m goes from p's group (or the
 //! free node) to ρ(m), which is in p's mask when the mask is not 0 (A aligns p) and in R_t
-//! always, then through m's pool edge or, for a subscriber with no pair node (it keeps nothing
-//! of t), to the sink or its extra edge; every capacity holds. (4) F is minimal among all full
-//! flows, A's flow among them; the balance parts are equal (both optimal), so F's keep edges
+//! always, then through m's pool edge or, for a subscriber with no pair node, to the sink or
+//! its extra edge (as its kept claims do from the rack node); every capacity holds. (4) F is
+//! minimal among all full flows, A's flow among them; the balance parts are equal (both optimal), so F's keep edges
 //! carry at least what A keeps. The deal keeps at least F's keep units and is 1–4 optimal:
 //! it is optimal for 1–5. ∎
 //!
@@ -86,21 +107,25 @@
 //! The minimum-cost flow the solver finds on the network built in topic, mask, rack and
 //! member-id order, from the warm start of [`preset`] (deterministic, see
 //! [`super::super::super::flow`]; which of several optimal flows it finds depends on that
-//! proposal, itself a function of the canonical order only). Per topic: every pair subscriber keeps,
+//! proposal, itself a function of the canonical order only). Per topic: every subscriber keeps,
 //! for each mask, the lowest-numbered of its keepable claims of that mask, as many as its
 //! keep edge carries; the partitions not kept, by group (masks ascending, the free node
 //! last), ascending, go to the racks in the amounts the flow sends, each rack taking from each
 //! group in turn its lowest ones; a rack's partitions, ascending, fill its subscribers in id
-//! order, each as many as the flow brings it. All of it reads the canonical order only.
+//! order, each as many as the flow brings it (f_t plus its extra less its keeps for a
+//! subscriber without a pair node). All of it reads the canonical order only. Merging
+//! subscribers changes the network, so on some groups the solver finds another optimal flow
+//! than it would on the unmerged one: either is optimal.
 //!
 //! # Complexity
 //!
 //! Per topic: groups + 1 + racks + (pair subscribers) nodes; groups·racks + racks +
-//! |Sub(t)| + 3·(pair subscribers) + Σ (distinct masks of a subscriber's claims) edges; plus n
+//! |Sub(t)| + 3·(pair subscribers) + Σ (distinct masks of a subscriber's claims) edges (pair
+//! subscribers: those with more than f_t keepable claims); plus n
 //! member nodes and n convex edges. The deal is O(P_t + claims_t + racks·groups + |Sub(t)|
 //! log |Sub(t)|) per topic. No partition × member product is built.
 
-use super::super::super::aligned::transport::{Transport, rack_share};
+use super::super::super::aligned::transport::Transport;
 use super::super::super::components::Component;
 #[cfg(test)]
 use super::super::super::flow;
@@ -109,7 +134,10 @@ use super::super::super::problem::Problem;
 use super::super::super::warm::warm_wanted;
 use super::super::Counts;
 
+mod deal;
 pub(crate) mod preset;
+
+use deal::deal;
 
 #[cfg(test)]
 thread_local! {
@@ -129,6 +157,10 @@ thread_local! {
     pub(crate) static WARM_CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, keep edges cost nothing.
     pub(crate) static FREE_KEEPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the subscribers with claims but no pair node, over every network built.
+    pub(crate) static MERGED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: a planted fault, subscribers with f_t + 1 claims get no pair node either.
+    pub(crate) static LOOSE_MERGE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The cost of a unit on a floor edge: first of all, a full flow fills as many floors as it
@@ -163,10 +195,13 @@ struct TopicFlow {
     free: u64,
     /// (subscriber index, mask, keepable claims of that mask), ascending.
     claims: Vec<(u32, u64, u64)>,
+    /// Per keepable claim of the topic, in the order of `Inputs::keepable`: its owner's
+    /// subscriber index.
+    claim_owner: Vec<u32>,
     /// Per claim entry: its keep edge; once solved, `kept` holds its units.
     keep_edge: Vec<usize>,
     kept: Vec<u64>,
-    /// Per subscriber index: whether it has a pair node.
+    /// Per subscriber index: whether it has a pair node (more than f_t keepable claims).
     pair: Vec<bool>,
     /// Per subscriber index: its pool edge (pair subscribers) or extra edge (others), if any.
     pool_edge: Vec<Option<usize>>,
@@ -205,6 +240,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let mut degree = vec![0i32; n];
     let mut supply_total = 0u64;
     let mut transport = Transport::default();
+    // Per member: its index among the subscribers of the topic at hand, for topics with at
+    // least as many claims as subscribers (checked on use: a stale entry is never taken).
+    let mut position = vec![u32::MAX; problem.members.len()];
     for (lt, &t) in comp.topics.iter().enumerate() {
         let masks = &x.masks[lt];
         let subs = &problem.subscribers[t as usize];
@@ -230,30 +268,39 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
                 Err(g) => groups.insert(g, (mask, 1)),
             }
         }
-        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(x.keepable[t as usize].len());
-        for &(p, m) in &x.keepable[t as usize] {
-            let Ok(i) = subs.binary_search(&m) else {
-                return false;
-            };
-            pairs.push((i as u32, masks[p as usize]));
-        }
-        pairs.sort_unstable();
-        let mut claims: Vec<(u32, u64, u64)> = Vec::new();
-        for (i, mask) in pairs {
-            match claims.last_mut() {
-                Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
-                _ => claims.push((i, mask, 1)),
-            }
-        }
+        let keepable = &x.keepable[t as usize];
+        let Some((claim_owner, claims)) = owners_and_claims(subs, masks, keepable, &mut position)
+        else {
+            return false;
+        };
         if !placeable(x, lt, &groups, free, &mut transport) {
             #[cfg(test)]
             UNPLACEABLE.with(|c| c.set(c.get() + 1));
             return false;
         }
+        // A pair node only where the keeps can exceed the floor (see "Merged subscribers"):
+        // the claims come by owner, so each owner's total is a run's sum.
+        #[cfg(test)]
+        let slack = u64::from(LOOSE_MERGE.with(std::cell::Cell::get));
+        #[cfg(not(test))]
+        let slack = 0;
         let mut pair = vec![false; subs.len()];
+        let mut run = (u32::MAX, 0u64);
         for c in &claims {
-            pair[c.0 as usize] = true;
+            run = if run.0 == c.0 {
+                (c.0, run.1 + c.2)
+            } else {
+                (c.0, c.2)
+            };
+            pair[c.0 as usize] = run.1 > u64::from(floor) + slack;
         }
+        #[cfg(test)]
+        MERGED.with(|c| {
+            let owners = claims.iter().filter(|e| !pair[e.0 as usize]).map(|e| e.0);
+            let mut owners: Vec<u32> = owners.collect();
+            owners.dedup();
+            c.set(c.get() + owners.len());
+        });
         plans.push(TopicFlow {
             lt,
             topic: t,
@@ -261,6 +308,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             groups,
             free,
             claims,
+            claim_owner,
             keep_edge: Vec::new(),
             kept: Vec::new(),
             pair,
@@ -352,6 +400,20 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         for (i, &lm) in subs.iter().enumerate() {
             let into = member_base + lm;
             let pool = rack(rack_of(lm));
+            // Its keeps end at its pair node, or at its rack's node when it has none.
+            let keeps_to = if plan.pair[i] { pair } else { pool };
+            while let Some(&(_, mask, count)) = claims.next_if(|c| c.0 == i as u32) {
+                let from = if mask == 0 {
+                    free
+                } else {
+                    match plan.groups.binary_search_by_key(&mask, |g| g.0) {
+                        Ok(g) => block + g as u32,
+                        Err(_) => return false,
+                    }
+                };
+                let Some(c) = cap(count) else { return false };
+                plan.keep_edge.push(net.edge(from, keeps_to, c, keep_cost));
+            }
             if !plan.pair[i] {
                 plain[rack_of(lm)] += 1;
                 if has_extra {
@@ -363,18 +425,6 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
                 return false;
             };
             plan.pool_edge[i] = Some(net.edge(pool, pair, c, [0; 4]));
-            while let Some(&(_, mask, count)) = claims.next_if(|c| c.0 == i as u32) {
-                let from = if mask == 0 {
-                    free
-                } else {
-                    match plan.groups.binary_search_by_key(&mask, |g| g.0) {
-                        Ok(g) => block + g as u32,
-                        Err(_) => return false,
-                    }
-                };
-                let Some(c) = cap(count) else { return false };
-                plan.keep_edge.push(net.edge(from, pair, c, keep_cost));
-            }
             if floor > 0 {
                 let Some(c) = cap(floor) else { return false };
                 let id = net.edge(pair, sink, c, FLOOR_COST);
@@ -439,15 +489,26 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     }
     for plan in &mut plans {
         let floor = u64::from(plan.floor);
-        for i in 0..plan.pair.len() {
-            let units = plan.pool_edge[i].map_or(0, |id| net.flow(id) as u64);
-            plan.takes[i] = if plan.pair[i] { units } else { floor + units };
-        }
         plan.kept = plan
             .keep_edge
             .iter()
             .map(|&id| net.flow(id) as u64)
             .collect();
+        for i in 0..plan.pair.len() {
+            let units = plan.pool_edge[i].map_or(0, |id| net.flow(id) as u64);
+            plan.takes[i] = if plan.pair[i] { units } else { floor + units };
+        }
+        // A subscriber without a pair node takes from its rack what its keeps leave of its
+        // floor and extra (never less than nothing: it has at most f_t claims).
+        for (c, &units) in plan.claims.iter().zip(&plan.kept) {
+            let i = c.0 as usize;
+            if !plan.pair[i] {
+                let Some(takes) = plan.takes[i].checked_sub(units) else {
+                    return false;
+                };
+                plan.takes[i] = takes;
+            }
+        }
         plan.amount = vec![0; (plan.groups.len() + 1) * racks];
         for &(g, r, id) in &plan.to_rack {
             plan.amount[g * racks + r] = net.flow(id) as u64;
@@ -471,99 +532,67 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     true
 }
 
-/// Deals one solved topic as the tie rule of the [module docs](self) says; `false` if the
-/// flow's counts do not add up (conservation rules it out).
-fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> bool {
-    let t = plan.topic;
-    let masks = &x.masks[plan.lt];
-    let subs_local = &x.counts.subs[plan.lt];
-    let subs = &x.problem.subscribers[t as usize];
-    let racks = x.racks;
-    let mut taken = vec![false; masks.len()];
-    // Units each claim entry still keeps.
-    let mut left: Vec<u64> = plan.kept.clone();
-    // Per subscriber index: where its claim entries start (they are sorted by subscriber,
-    // then mask, and a subscriber has few), so that a claim's entry is a short scan away.
-    let mut entries = vec![0usize; subs.len() + 1];
-    for c in &plan.claims {
-        entries[c.0 as usize + 1] += 1;
+/// Per keepable claim of a topic (`keepable`, of the topic's subscribers `subs` and partition
+/// masks `masks`): its owner's subscriber index; and the (subscriber index, mask, claims)
+/// entries, ascending. `None` if a claim's owner does not subscribe. With at least as many
+/// claims as subscribers, the owners are looked up in `position` (filled here) and grouped by
+/// a counting sort; with fewer, a binary search and a sort of the claims cost less. Both give
+/// the same entries.
+#[allow(clippy::type_complexity)]
+fn owners_and_claims(
+    subs: &[u32],
+    masks: &[u64],
+    keepable: &[(i32, u32)],
+    position: &mut [u32],
+) -> Option<(Vec<u32>, Vec<(u32, u64, u64)>)> {
+    let mut claim_owner: Vec<u32> = Vec::with_capacity(keepable.len());
+    let mut claims: Vec<(u32, u64, u64)> = Vec::new();
+    let mut push = |i: u32, mask: u64| match claims.last_mut() {
+        Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
+        _ => claims.push((i, mask, 1)),
+    };
+    if keepable.len() < subs.len() {
+        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(keepable.len());
+        for &(p, m) in keepable {
+            let i = subs.binary_search(&m).ok()? as u32;
+            pairs.push((i, masks[p as usize]));
+            claim_owner.push(i);
+        }
+        pairs.sort_unstable();
+        for (i, mask) in pairs {
+            push(i, mask);
+        }
+        return Some((claim_owner, claims));
+    }
+    for (i, &m) in subs.iter().enumerate() {
+        *position.get_mut(m as usize)? = i as u32;
+    }
+    let mut first = vec![0usize; subs.len() + 1];
+    for &(_, m) in keepable {
+        let i = position.get(m as usize).copied()?;
+        if subs.get(i as usize) != Some(&m) {
+            return None;
+        }
+        claim_owner.push(i);
+        first[i as usize + 1] += 1;
     }
     for i in 0..subs.len() {
-        entries[i + 1] += entries[i];
+        first[i + 1] += first[i];
     }
-    for &(p, m) in &x.keepable[t as usize] {
-        let Ok(i) = subs.binary_search(&m) else {
-            return false;
-        };
-        let mask = masks[p as usize];
-        if let Some(e) = (entries[i]..entries[i + 1]).find(|&e| plan.claims[e].1 == mask)
-            && left[e] > 0
-        {
-            left[e] -= 1;
-            taken[p as usize] = true;
-            lists[m as usize].push((t, p));
+    let mut by_owner = vec![0u64; keepable.len()];
+    let mut fill = first.clone();
+    for (&(p, _), &i) in keepable.iter().zip(&claim_owner) {
+        by_owner[fill[i as usize]] = masks[p as usize];
+        fill[i as usize] += 1;
+    }
+    for i in 0..subs.len() {
+        let own = &mut by_owner[first[i]..first[i + 1]];
+        own.sort_unstable();
+        for &mask in own.iter() {
+            push(i as u32, mask);
         }
     }
-    if left.iter().any(|&u| u > 0) {
-        return false;
-    }
-    let k = plan.groups.len();
-    let mut groups: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
-    for (p, &mask) in masks.iter().enumerate() {
-        if taken[p] {
-            continue;
-        }
-        let g = if mask == 0 {
-            k
-        } else {
-            match plan.groups.binary_search_by_key(&mask, |g| g.0) {
-                Ok(g) => g,
-                Err(_) => return false,
-            }
-        };
-        groups[g].push(p as i32);
-    }
-    // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
-    // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
-    let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
-    let mut first = vec![0usize; racks + 1];
-    for i in 0..subs.len() as u32 {
-        let Some(count) = first.get_mut(rack_of(i) as usize + 1) else {
-            return false;
-        };
-        *count += 1;
-    }
-    for r in 0..racks {
-        first[r + 1] += first[r];
-    }
-    let mut order = vec![0u32; subs.len()];
-    for i in 0..subs.len() as u32 {
-        let r = rack_of(i) as usize;
-        order[first[r]] = i;
-        first[r] += 1;
-    }
-    let mut order = order.iter().peekable();
-    let mut next = vec![0usize; k + 1];
-    let mut bucket: Vec<i32> = Vec::new();
-    for r in 0..racks {
-        if !rack_share(&groups, &plan.amount, racks, r, &mut next, &mut bucket) {
-            return false;
-        }
-        let mut from = bucket.iter();
-        while let Some(&i) = order.next_if(|&&i| rack_of(i) as usize == r) {
-            let list = &mut lists[subs[i as usize] as usize];
-            let want = plan.takes[i as usize] as usize;
-            let before = from.len();
-            list.extend(from.by_ref().take(want).map(|&p| (t, p)));
-            if before - from.len() != want {
-                return false;
-            }
-        }
-        if from.next().is_some() {
-            return false;
-        }
-    }
-    order.next().is_none() && next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+    Some((claim_owner, claims))
 }
 
 /// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be

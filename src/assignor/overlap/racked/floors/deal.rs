@@ -1,0 +1,98 @@
+//! The deal of one solved topic of the [parent](super)'s network: which partitions each
+//! subscriber gets, as its tie rule says.
+
+use super::super::super::super::aligned::transport::rack_share;
+use super::{Inputs, TopicFlow};
+
+/// Deals one solved topic as the tie rule of the [parent's docs](super) says; `false` if the
+/// flow's counts do not add up (conservation rules it out).
+pub(super) fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> bool {
+    let t = plan.topic;
+    let masks = &x.masks[plan.lt];
+    let subs_local = &x.counts.subs[plan.lt];
+    let subs = &x.problem.subscribers[t as usize];
+    let racks = x.racks;
+    let mut taken = vec![false; masks.len()];
+    // Units each claim entry still keeps.
+    let mut left: Vec<u64> = plan.kept.clone();
+    // Per subscriber index: where its claim entries start (they are sorted by subscriber,
+    // then mask, and a subscriber has few), so that a claim's entry is a short scan away.
+    let mut entries = vec![0usize; subs.len() + 1];
+    for c in &plan.claims {
+        entries[c.0 as usize + 1] += 1;
+    }
+    for i in 0..subs.len() {
+        entries[i + 1] += entries[i];
+    }
+    for (&(p, m), &i) in x.keepable[t as usize].iter().zip(&plan.claim_owner) {
+        let i = i as usize;
+        let mask = masks[p as usize];
+        if let Some(e) = (entries[i]..entries[i + 1]).find(|&e| plan.claims[e].1 == mask)
+            && left[e] > 0
+        {
+            left[e] -= 1;
+            taken[p as usize] = true;
+            lists[m as usize].push((t, p));
+        }
+    }
+    if left.iter().any(|&u| u > 0) {
+        return false;
+    }
+    let k = plan.groups.len();
+    let mut groups: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
+    for (p, &mask) in masks.iter().enumerate() {
+        if taken[p] {
+            continue;
+        }
+        let g = if mask == 0 {
+            k
+        } else {
+            match plan.groups.binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => g,
+                Err(_) => return false,
+            }
+        };
+        groups[g].push(p as i32);
+    }
+    // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
+    // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
+    let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
+    let mut first = vec![0usize; racks + 1];
+    for i in 0..subs.len() as u32 {
+        let Some(count) = first.get_mut(rack_of(i) as usize + 1) else {
+            return false;
+        };
+        *count += 1;
+    }
+    for r in 0..racks {
+        first[r + 1] += first[r];
+    }
+    let mut order = vec![0u32; subs.len()];
+    for i in 0..subs.len() as u32 {
+        let r = rack_of(i) as usize;
+        order[first[r]] = i;
+        first[r] += 1;
+    }
+    let mut order = order.iter().peekable();
+    let mut next = vec![0usize; k + 1];
+    let mut bucket: Vec<i32> = Vec::new();
+    for r in 0..racks {
+        if !rack_share(&groups, &plan.amount, racks, r, &mut next, &mut bucket) {
+            return false;
+        }
+        let mut from = bucket.iter();
+        while let Some(&i) = order.next_if(|&&i| rack_of(i) as usize == r) {
+            let list = &mut lists[subs[i as usize] as usize];
+            let want = plan.takes[i as usize] as usize;
+            let before = from.len();
+            list.extend(from.by_ref().take(want).map(|&p| (t, p)));
+            if before - from.len() != want {
+                return false;
+            }
+        }
+        if from.next().is_some() {
+            return false;
+        }
+    }
+    order.next().is_none() && next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+}
