@@ -88,6 +88,10 @@
 
 use super::Context;
 
+mod exchange;
+#[cfg(test)]
+pub(crate) use exchange::tally as exchange_tally;
+
 /// What [`place`] did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Placement {
@@ -189,8 +193,68 @@ pub(super) fn place(
     {
         return Placement::Untried;
     }
-    // (topic index, mask, units) of the left-over partitions, masks of a topic in the order
-    // they first appear.
+    let (left, left_units) = left_over(ctx, &dropped);
+    let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64;
+    let mut takers: Vec<u32> = Vec::with_capacity(left_units as usize);
+    let placed = first_fit(ctx, member_bit, &left, &kept, q, s - at_plus, &mut takers);
+    #[cfg(test)]
+    {
+        tally::add(tally::PLACED);
+        if released > 0 {
+            tally::add(tally::RELEASED);
+        } else if !placed {
+            tally::add(tally::FAILED);
+        }
+    }
+    if !placed && released > 0 {
+        // Claims released by `release`'s choice say nothing of the greedy.
+        return Placement::Untried;
+    }
+    if !placed {
+        // Keeping every claim was not placed this way: the fewest claims that must move,
+        // exactly, and a placement moving that many (see `exchange`), else the flow of extras.
+        let Some(done) = exchange::exchange(ctx, member_bit, &left, &kept, q, s - at_plus) else {
+            return Placement::Failed;
+        };
+        let (left, _) = left_over(ctx, &done.dropped);
+        takers.clear();
+        for &(i, mask, _) in &left {
+            let from = done.takers.partition_point(|x| (x.0, x.1) < (i, mask));
+            let to = done.takers.partition_point(|x| (x.0, x.1) <= (i, mask));
+            takers.extend(done.takers[from..to].iter().map(|x| x.2));
+        }
+        if takers.len() != done.takers.len() {
+            return Placement::Failed;
+        }
+        return written(ctx, &left, &done.dropped, &takers, lists);
+    }
+    written(ctx, &left, &dropped, &takers, lists)
+}
+
+/// [`write`], undone and [`Placement::Untried`] where it fails.
+fn written(
+    ctx: &Context<'_, '_>,
+    left: &[(usize, u64, u64)],
+    dropped: &[(usize, i32)],
+    takers: &[u32],
+    lists: &mut [Vec<(u32, i32)>],
+) -> Placement {
+    let comp = ctx.comp;
+    let before = super::lengths(comp, lists);
+    if !write(ctx, left, dropped, takers, lists) {
+        super::restore(comp, &before, lists);
+        return Placement::Untried;
+    }
+    #[cfg(test)]
+    tally::add(tally::RETURNED);
+    Placement::Placed
+}
+
+/// (topic index, mask, units) of the left-over partitions (every partition but the keepable
+/// claims not in `dropped`, (topic index, partition) sorted), masks of a topic in the order
+/// they first appear, and their number.
+fn left_over(ctx: &Context<'_, '_>, dropped: &[(usize, i32)]) -> (Vec<(usize, u64, u64)>, u64) {
+    let comp = ctx.comp;
     let mut left: Vec<(usize, u64, u64)> = Vec::new();
     let mut left_units = 0u64;
     let mut is_kept: Vec<bool> = Vec::new();
@@ -217,35 +281,7 @@ pub(super) fn place(
             }
         }
     }
-    let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64;
-    let mut takers: Vec<u32> = Vec::with_capacity(left_units as usize);
-    let placed = first_fit(ctx, member_bit, &left, &kept, q, s - at_plus, &mut takers);
-    #[cfg(test)]
-    {
-        tally::add(tally::PLACED);
-        if released > 0 {
-            tally::add(tally::RELEASED);
-        } else if !placed {
-            tally::add(tally::FAILED);
-        }
-    }
-    if !placed {
-        // Only keeping every claim was shown impossible to place this way; claims released
-        // by `release`'s choice say nothing of the greedy.
-        return if released > 0 {
-            Placement::Untried
-        } else {
-            Placement::Failed
-        };
-    }
-    let before = super::lengths(comp, lists);
-    if !write(ctx, &left, &dropped, &takers, lists) {
-        super::restore(comp, &before, lists);
-        return Placement::Untried;
-    }
-    #[cfg(test)]
-    tally::add(tally::RETURNED);
-    Placement::Placed
+    (left, left_units)
 }
 
 /// Chooses which keepable claims the members release, appending them as (topic index,
