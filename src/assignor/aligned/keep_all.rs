@@ -3,9 +3,11 @@
 //! is not balanced, as many as any balance-optimal assignment can keep), balancing and
 //! aligning every alignable partition. When it places them all, its result is returned: it
 //! is optimal for objectives 1–5 (see the certificate below). When it fails keeping every
-//! claim, the repaired greedy is not run and the rack-aware path goes straight to the flow of
-//! extras ([`super::extras`]), which is exact on such components and whose warm start is
-//! this very placement ("every claim kept", then the rest in the same rotation).
+//! claim, [`exchange`] finds exactly how few claims must move and, when its one-for-one
+//! exchanges are found, returns a placement moving only that many (its own certificate);
+//! otherwise the repaired greedy is not run and the rack-aware path goes straight to the
+//! flow of extras ([`super::extras`]), which is exact on such components and whose warm
+//! start is this very placement ("every claim kept", then the rest in the same rotation).
 //!
 //! # Why it is needed
 //!
@@ -48,7 +50,8 @@
 //! it keeps at most U; this one keeps U (every keepable claim where nothing is released).
 //!
 //! A failure keeping every claim is not a proof that no assignment keeps every claim (a
-//! placement in another order might succeed), and needs none: the flow of extras that then
+//! placement in another order might succeed), and needs none: [`exchange`] then computes
+//! the maximum flow that decides it, and where its exchanges are not found the flow of extras that then
 //! runs is exact without any bound where every topic is open and every member is racked, so
 //! either answer leads to an optimal result. Where keeping every claim is impossible the
 //! greedy would fail anyway: when it succeeds it keeps the claim of every gaining cell of a
@@ -73,7 +76,8 @@
 //!
 //! # Tie rule (objective 6)
 //!
-//! Every keepable claim is kept but those [`release`] picks: the members above q + 1 release
+//! Where [`exchange`]'s placement is returned, its tie rule. Otherwise every keepable claim
+//! is kept but those [`release`] picks: the members above q + 1 release
 //! their claims in topic order, and where members at q + 1 must come down to q, each topic
 //! in `comp.topics` order lets go the claims of members owing a release, then of the members
 //! at q + 1 with the fewest claims left to release in later topics, then in partition order,
