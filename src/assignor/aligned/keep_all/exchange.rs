@@ -125,8 +125,9 @@ pub(super) fn exchange(
         }
     }
     let mut unplaced = Vec::new();
+    let mut seen = vec![false; units.len()];
     for u in waiting {
-        if planted() || !flow.augment(u)? {
+        if planted() || !flow.augment(u, &mut seen)? {
             unplaced.push(u);
         }
     }
@@ -225,10 +226,16 @@ impl Flow<'_> {
     /// unit of that topic, or (full) gives up any unit. `Some(false)` when no path exists
     /// (every residual path was searched, so the flow is maximum with `u` unplaced); `None`
     /// if applying the path broke a bound, which the search's rules rule out.
-    fn augment(&mut self, u0: usize) -> Option<bool> {
+    ///
+    /// `seen` keeps the units reached by failed searches: the residual network has not
+    /// changed since, and what they reach has no end, so they are not searched again; it is
+    /// cleared after a path is applied.
+    fn augment(&mut self, u0: usize, seen: &mut [bool]) -> Option<bool> {
         let n = self.n;
+        if seen[u0] {
+            return Some(false);
+        }
         let mut prev = vec![(usize::MAX, usize::MAX); self.units.len()];
-        let mut seen = vec![false; self.units.len()];
         seen[u0] = true;
         let mut queue = std::collections::VecDeque::from([u0]);
         let mut end = None;
@@ -265,6 +272,7 @@ impl Flow<'_> {
         let Some((mut u, mut lm)) = end else {
             return Some(false);
         };
+        seen.fill(false);
         loop {
             if self.at[u] != usize::MAX {
                 self.remove(u);
