@@ -65,8 +65,9 @@
 //! runs), and where every topic is open a cheap placement of the left-over partitions keeping
 //! every claim, or as many as balance allows ([`keep_all`]), runs first: when it places them
 //! all, its result is returned (it meets every bound, see [`keep_all`]'s certificate); when
-//! it fails keeping every claim, the greedy is not run and the (there exact) flow of extras
-//! decides.
+//! it fails keeping every claim, one-for-one exchanges moving the fewest claims (a maximum
+//! flow shows how few) are tried and returned when found, else the greedy is not run and
+//! the (there exact) flow of extras decides.
 //!
 //! # Tie rule (objective 6)
 //!
@@ -113,6 +114,8 @@ pub(crate) use fit::{planted as fit_planted, tally};
 #[cfg(test)]
 pub(crate) use floors::tally as floors_tally;
 use keep_all::Placement;
+#[cfg(test)]
+pub(crate) use keep_all::exchange_tally;
 #[cfg(test)]
 pub(crate) use keep_all::tally as keep_all_tally;
 use transport::Transport;

@@ -3,9 +3,11 @@
 //! is not balanced, as many as any balance-optimal assignment can keep), balancing and
 //! aligning every alignable partition. When it places them all, its result is returned: it
 //! is optimal for objectives 1–5 (see the certificate below). When it fails keeping every
-//! claim, the repaired greedy is not run and the rack-aware path goes straight to the flow of
-//! extras ([`super::extras`]), which is exact on such components and whose warm start is
-//! this very placement ("every claim kept", then the rest in the same rotation).
+//! claim, [`exchange`] finds exactly how few claims must move and, when its one-for-one
+//! exchanges are found, returns a placement moving only that many (its own certificate);
+//! otherwise the repaired greedy is not run and the rack-aware path goes straight to the
+//! flow of extras ([`super::extras`]), which is exact on such components and whose warm
+//! start is this very placement ("every claim kept", then the rest in the same rotation).
 //!
 //! # Why it is needed
 //!
@@ -48,7 +50,8 @@
 //! it keeps at most U; this one keeps U (every keepable claim where nothing is released).
 //!
 //! A failure keeping every claim is not a proof that no assignment keeps every claim (a
-//! placement in another order might succeed), and needs none: the flow of extras that then
+//! placement in another order might succeed), and needs none: [`exchange`] then computes
+//! the maximum flow that decides it, and where its exchanges are not found the flow of extras that then
 //! runs is exact without any bound where every topic is open and every member is racked, so
 //! either answer leads to an optimal result. Where keeping every claim is impossible the
 //! greedy would fail anyway: when it succeeds it keeps the claim of every gaining cell of a
@@ -73,7 +76,8 @@
 //!
 //! # Tie rule (objective 6)
 //!
-//! Every keepable claim is kept but those [`release`] picks: the members above q + 1 release
+//! Where [`exchange`]'s placement is returned, its tie rule. Otherwise every keepable claim
+//! is kept but those [`release`] picks: the members above q + 1 release
 //! their claims in topic order, and where members at q + 1 must come down to q, each topic
 //! in `comp.topics` order lets go the claims of members owing a release, then of the members
 //! at q + 1 with the fewest claims left to release in later topics, then in partition order,
@@ -87,6 +91,10 @@
 //! All of it reads only the canonical [`super::Problem`] order.
 
 use super::Context;
+
+mod exchange;
+#[cfg(test)]
+pub(crate) use exchange::tally as exchange_tally;
 
 /// What [`place`] did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -189,8 +197,68 @@ pub(super) fn place(
     {
         return Placement::Untried;
     }
-    // (topic index, mask, units) of the left-over partitions, masks of a topic in the order
-    // they first appear.
+    let (left, left_units) = left_over(ctx, &dropped);
+    let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64;
+    let mut takers: Vec<u32> = Vec::with_capacity(left_units as usize);
+    let placed = first_fit(ctx, member_bit, &left, &kept, q, s - at_plus, &mut takers);
+    #[cfg(test)]
+    {
+        tally::add(tally::PLACED);
+        if released > 0 {
+            tally::add(tally::RELEASED);
+        } else if !placed {
+            tally::add(tally::FAILED);
+        }
+    }
+    if !placed && released > 0 {
+        // Claims released by `release`'s choice say nothing of the greedy.
+        return Placement::Untried;
+    }
+    if !placed {
+        // Keeping every claim was not placed this way: the fewest claims that must move,
+        // exactly, and a placement moving that many (see `exchange`), else the flow of extras.
+        let Some(done) = exchange::exchange(ctx, member_bit, &left, &kept, q, s - at_plus) else {
+            return Placement::Failed;
+        };
+        let (left, _) = left_over(ctx, &done.dropped);
+        takers.clear();
+        for &(i, mask, _) in &left {
+            let from = done.takers.partition_point(|x| (x.0, x.1) < (i, mask));
+            let to = done.takers.partition_point(|x| (x.0, x.1) <= (i, mask));
+            takers.extend(done.takers[from..to].iter().map(|x| x.2));
+        }
+        if takers.len() != done.takers.len() {
+            return Placement::Failed;
+        }
+        return written(ctx, &left, &done.dropped, &takers, lists);
+    }
+    written(ctx, &left, &dropped, &takers, lists)
+}
+
+/// [`write`], undone and [`Placement::Untried`] where it fails.
+fn written(
+    ctx: &Context<'_, '_>,
+    left: &[(usize, u64, u64)],
+    dropped: &[(usize, i32)],
+    takers: &[u32],
+    lists: &mut [Vec<(u32, i32)>],
+) -> Placement {
+    let comp = ctx.comp;
+    let before = super::lengths(comp, lists);
+    if !write(ctx, left, dropped, takers, lists) {
+        super::restore(comp, &before, lists);
+        return Placement::Untried;
+    }
+    #[cfg(test)]
+    tally::add(tally::RETURNED);
+    Placement::Placed
+}
+
+/// (topic index, mask, units) of the left-over partitions (every partition but the keepable
+/// claims not in `dropped`, (topic index, partition) sorted), masks of a topic in the order
+/// they first appear, and their number.
+fn left_over(ctx: &Context<'_, '_>, dropped: &[(usize, i32)]) -> (Vec<(usize, u64, u64)>, u64) {
+    let comp = ctx.comp;
     let mut left: Vec<(usize, u64, u64)> = Vec::new();
     let mut left_units = 0u64;
     let mut is_kept: Vec<bool> = Vec::new();
@@ -217,35 +285,7 @@ pub(super) fn place(
             }
         }
     }
-    let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64;
-    let mut takers: Vec<u32> = Vec::with_capacity(left_units as usize);
-    let placed = first_fit(ctx, member_bit, &left, &kept, q, s - at_plus, &mut takers);
-    #[cfg(test)]
-    {
-        tally::add(tally::PLACED);
-        if released > 0 {
-            tally::add(tally::RELEASED);
-        } else if !placed {
-            tally::add(tally::FAILED);
-        }
-    }
-    if !placed {
-        // Only keeping every claim was shown impossible to place this way; claims released
-        // by `release`'s choice say nothing of the greedy.
-        return if released > 0 {
-            Placement::Untried
-        } else {
-            Placement::Failed
-        };
-    }
-    let before = super::lengths(comp, lists);
-    if !write(ctx, &left, &dropped, &takers, lists) {
-        super::restore(comp, &before, lists);
-        return Placement::Untried;
-    }
-    #[cfg(test)]
-    tally::add(tally::RETURNED);
-    Placement::Placed
+    (left, left_units)
 }
 
 /// Chooses which keepable claims the members release, appending them as (topic index,

@@ -4,7 +4,7 @@
 //! (brute force on small groups), do not depend on input order, and a planted fault (keeps
 //! ignored) is caught.
 
-use super::super::aligned::{Variant, floors_tally, keep_all_tally, tally};
+use super::super::aligned::{Variant, exchange_tally, floors_tally, keep_all_tally, tally};
 use super::super::claims::previous_owners;
 use super::super::problem::Problem;
 use super::super::uniform::assign_with;
@@ -15,6 +15,7 @@ use super::homogeneous::small_enough;
 use super::oracle::{
     Rng, brute_force, checked_against_flow, feed_back, permuted, score, worse_caught,
 };
+use super::{member, topic};
 
 /// A bench-like group whose topics have more partitions than members (f_t > 0), one member
 /// joined or left: the shape on which keeping the lowest claims first fails.
@@ -269,6 +270,97 @@ fn the_keep_all_placement_succeeds_only_where_every_claim_can_be_kept() {
     );
     assert!(unsound >= 5, "only {unsound} unsound placements caught");
     assert!(wrong >= 20, "only {wrong} wrong results caught");
+}
+
+/// A racked homogeneous group of 16 to 40 members on three racks after one member joined
+/// (`join`) or left, with topics of fewer partitions than members whose replica racks are
+/// mostly the first two (as on the benchmark's racked leave, where the partitions a member
+/// frees are more than the members of their racks holding none of their topics).
+fn skewed(rng: &mut Rng, join: bool) -> GroupSpec {
+    let racks = ["a", "b", "c"];
+    let n = 16 + rng.below(25) as usize;
+    let k = 2 + rng.below(8) as usize;
+    let names: Vec<String> = (0..k).map(|t| format!("T{t}")).collect();
+    let pair = |x: u64| -> Vec<String> {
+        let (a, b) = [(0, 1), (0, 1), (1, 2), (0, 2)][x as usize];
+        vec![racks[a].to_owned(), racks[b].to_owned()]
+    };
+    let spec = GroupSpec {
+        rack_aware: true,
+        topics: names
+            .iter()
+            .map(|name| {
+                let mut x = topic(name, 1 + rng.below(n as u64 - 2) as i64);
+                x.replica_racks = Some((0..x.partitions).map(|_| pair(rng.below(4))).collect());
+                x
+            })
+            .collect(),
+        members: (0..n)
+            .map(|m| {
+                let subs: Vec<&str> = names.iter().map(String::as_str).collect();
+                let mut x = member(&format!("M{m:02}"), &subs);
+                x.rack = Some(racks[m % 3].to_owned());
+                x
+            })
+            .collect(),
+    };
+    let stable = UniformV2.assign(&spec).unwrap();
+    let mut next = feed_back(&spec, &stable);
+    if join {
+        let subs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut joiner = member("M99", &subs);
+        joiner.rack = Some(racks[rng.below(3) as usize].to_owned());
+        next.members.push(joiner);
+    } else {
+        let gone = rng.below(n as u64) as usize;
+        next.members.remove(gone);
+    }
+    next
+}
+
+/// Verdicts of the keep-all placement's exchanges on benchmark-like leaves and joins, with
+/// the planted fault (no augmenting paths) when `planted`: (results returned by the exchanges,
+/// those whose objective values are not the class flow's).
+fn exchange_verdicts(planted: bool) -> (usize, usize) {
+    let mut rng = Rng(131);
+    let mut shuffler = Rng(137);
+    let (mut exchanged, mut wrong, mut checked) = (0, 0, 0);
+    exchange_tally::plant(planted);
+    while checked < 1200 {
+        let spec = skewed(&mut rng, checked % 4 == 0);
+        checked += 1;
+        let before = exchange_tally::get();
+        let fast = UniformV2.assign(&spec).unwrap();
+        if exchange_tally::get()[exchange_tally::EXCHANGED] == before[exchange_tally::EXCHANGED] {
+            continue;
+        }
+        exchanged += 1;
+        let best = score(&spec, &assign_with(&spec, false).unwrap());
+        if score(&spec, &fast) != best {
+            wrong += 1;
+        }
+        if !planted {
+            let again = UniformV2.assign(&permuted(&mut shuffler, &spec)).unwrap();
+            assert_eq!(again, fast, "input order leaked: {}", spec.to_json());
+        }
+    }
+    exchange_tally::plant(false);
+    (exchanged, wrong)
+}
+
+#[test]
+fn the_keep_all_exchanges_move_the_fewest_claims() {
+    // Where keeping every claim fails, the exchanges' result moves exactly as many claims as
+    // the bound L - nu allows: it must have the class flow's objective values.
+    let (exchanged, wrong) = exchange_verdicts(false);
+    println!("keep-all exchanges: {exchanged} returned, {wrong} wrong");
+    assert!(exchanged >= 20, "only {exchanged} results by exchanges");
+    assert_eq!(wrong, 0);
+    // Planted: without augmenting paths the flow may not be maximum, so more claims move
+    // than needed, and the result keeps fewer than the optimum.
+    let (exchanged, wrong) = exchange_verdicts(true);
+    println!("planted keep-all exchanges: {exchanged} returned, {wrong} wrong");
+    assert!(wrong >= 8, "only {wrong} wrong results caught");
 }
 
 /// A racked homogeneous group shaped like the benchmark's first assignments with one
