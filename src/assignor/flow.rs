@@ -181,7 +181,9 @@ impl Network {
     }
 
     /// Adds an edge `u → v` (requires `u < v`) and returns its id.
-    #[inline]
+    // Always: the callers add edges in their hottest loops, and LLVM stopped inlining it into
+    // some of them once they grew.
+    #[inline(always)]
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
         let id = 2 * self.added.len();
@@ -256,35 +258,46 @@ impl Network {
 
     /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
-    /// every node's arcs.
+    /// every node's arcs and the proposed flows by slot.
     fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>) {
         let n = self.nodes;
-        let mut start = vec![0u32; n + 1];
+        // Counted one place further up than the starts, so that the fill below, which moves
+        // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
+        // in place without a separate copy of them to fill from.
+        let mut start = vec![0u32; n + 2];
         for a in &self.added {
-            start[a.from as usize + 1] += 1;
-            start[a.to as usize + 1] += 1;
+            start[a.from as usize + 2] += 1;
+            start[a.to as usize + 2] += 1;
         }
-        for i in 0..n {
-            start[i + 1] += start[i];
+        for i in 2..n + 2 {
+            start[i] += start[i - 1];
         }
-        let mut fill = start.clone();
         // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
         // the arcs are then written once each, in slot order, without zeroing them first.
-        let mut slot = vec![0u32; 2 * self.added.len()];
-        let mut end = vec![0u32; slot.len()];
-        for (k, a) in self.added.iter().enumerate() {
-            for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
-                let s = fill[node as usize];
-                fill[node as usize] += 1;
-                slot[e] = s;
+        let added = &self.added;
+        let mut end = vec![0u32; 2 * added.len()];
+        let slot: Vec<u32> = (0..end.len())
+            .map(|e| {
+                let a = &added[e / 2];
+                let node = if e & 1 == 0 { a.from } else { a.to } as usize;
+                let s = start[node + 1];
+                start[node + 1] += 1;
                 end[s as usize] = e as u32;
-            }
-        }
+                s
+            })
+            .collect();
+        start.pop();
+        let presets = added
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.preset != 0)
+            .map(|(k, a)| (slot[2 * k], a.preset))
+            .collect();
         let arcs: Vec<Arc> = end
             .iter()
             .map(|&e| {
                 let e = e as usize;
-                let a = &self.added[e / 2];
+                let a = &added[e / 2];
                 let c = a.cost;
                 if e & 1 == 0 {
                     Arc {
@@ -308,13 +321,6 @@ impl Network {
                     }
                 }
             })
-            .collect();
-        let presets = self
-            .added
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.preset != 0)
-            .map(|(k, a)| (slot[2 * k], a.preset))
             .collect();
         self.added = Vec::new();
         self.slot = slot;
