@@ -276,16 +276,15 @@ impl Network {
         // the arcs are then written once each, in slot order, without zeroing them first.
         let added = &self.added;
         let mut end = vec![0u32; 2 * added.len()];
-        let slot: Vec<u32> = (0..end.len())
-            .map(|e| {
-                let a = &added[e / 2];
-                let node = if e & 1 == 0 { a.from } else { a.to } as usize;
-                let s = start[node + 1];
-                start[node + 1] += 1;
+        let mut slot = vec![0u32; end.len()];
+        for (k, a) in added.iter().enumerate() {
+            for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
+                let s = start[node as usize + 1];
+                start[node as usize + 1] += 1;
+                slot[e] = s;
                 end[s as usize] = e as u32;
-                s
-            })
-            .collect();
+            }
+        }
         start.pop();
         let presets = added
             .iter()
