@@ -258,8 +258,9 @@ impl Network {
 
     /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
-    /// every node's arcs and the proposed flows by slot.
-    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>) {
+    /// every node's arcs, the proposed flows by slot, and a spare buffer of one `u32` per arc
+    /// (the warm start reuses it instead of allocating as much again).
+    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>, Vec<u32>) {
         let n = self.nodes;
         // Counted one place further up than the starts, so that the fill below, which moves
         // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
@@ -324,25 +325,25 @@ impl Network {
         self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;
-        (start, presets)
+        (start, presets, end)
     }
 
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let (start, presets) = self.lay_out();
+        let (start, presets, spare_u32) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
-        let mut reached = vec![false; n];
         // What the source can send at most: once that much flows, no augmenting path is
         // left, and the Dijkstra that would prove it (over every node reachable from the
         // source) is skipped.
         let supply: i64 = arcs_of(source as usize)
             .map(|s| i64::from(self.arcs[s].cap.max(0)))
             .sum();
-        let warm = self.warm_start(&start, &presets, source, sink);
+        let warm = self.warm_start(&start, &presets, spare_u32, source, sink);
         let cold = warm.is_none();
         let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
+        let mut reached = vec![false; n];
         // Cold start: potentials are the shortest distances in the initial DAG (edges go up
         // in number).
         reached[source as usize] = true;
