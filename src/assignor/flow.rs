@@ -181,7 +181,9 @@ impl Network {
     }
 
     /// Adds an edge `u → v` (requires `u < v`) and returns its id.
-    #[inline]
+    // Always: the callers add edges in their hottest loops, and LLVM stopped inlining it into
+    // some of them once they grew.
+    #[inline(always)]
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
         let id = 2 * self.added.len();
@@ -256,35 +258,46 @@ impl Network {
 
     /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
-    /// every node's arcs.
-    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>) {
+    /// every node's arcs, the proposed flows by slot, and a spare buffer of one `u32` per arc
+    /// (the warm start reuses it instead of allocating as much again).
+    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>, Vec<u32>) {
         let n = self.nodes;
-        let mut start = vec![0u32; n + 1];
+        // Counted one place further up than the starts, so that the fill below, which moves
+        // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
+        // in place without a separate copy of them to fill from.
+        let mut start = vec![0u32; n + 2];
         for a in &self.added {
-            start[a.from as usize + 1] += 1;
-            start[a.to as usize + 1] += 1;
+            start[a.from as usize + 2] += 1;
+            start[a.to as usize + 2] += 1;
         }
-        for i in 0..n {
-            start[i + 1] += start[i];
+        for i in 2..n + 2 {
+            start[i] += start[i - 1];
         }
-        let mut fill = start.clone();
         // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
         // the arcs are then written once each, in slot order, without zeroing them first.
-        let mut slot = vec![0u32; 2 * self.added.len()];
-        let mut end = vec![0u32; slot.len()];
-        for (k, a) in self.added.iter().enumerate() {
+        let added = &self.added;
+        let mut end = vec![0u32; 2 * added.len()];
+        let mut slot = vec![0u32; end.len()];
+        for (k, a) in added.iter().enumerate() {
             for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
-                let s = fill[node as usize];
-                fill[node as usize] += 1;
+                let s = start[node as usize + 1];
+                start[node as usize + 1] += 1;
                 slot[e] = s;
                 end[s as usize] = e as u32;
             }
         }
+        start.pop();
+        let presets = added
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.preset != 0)
+            .map(|(k, a)| (slot[2 * k], a.preset))
+            .collect();
         let arcs: Vec<Arc> = end
             .iter()
             .map(|&e| {
                 let e = e as usize;
-                let a = &self.added[e / 2];
+                let a = &added[e / 2];
                 let c = a.cost;
                 if e & 1 == 0 {
                     Arc {
@@ -309,35 +322,28 @@ impl Network {
                 }
             })
             .collect();
-        let presets = self
-            .added
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.preset != 0)
-            .map(|(k, a)| (slot[2 * k], a.preset))
-            .collect();
         self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;
-        (start, presets)
+        (start, presets, end)
     }
 
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let (start, presets) = self.lay_out();
+        let (start, presets, spare_u32) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
-        let mut reached = vec![false; n];
         // What the source can send at most: once that much flows, no augmenting path is
         // left, and the Dijkstra that would prove it (over every node reachable from the
         // source) is skipped.
         let supply: i64 = arcs_of(source as usize)
             .map(|s| i64::from(self.arcs[s].cap.max(0)))
             .sum();
-        let warm = self.warm_start(&start, &presets, source, sink);
+        let warm = self.warm_start(&start, &presets, spare_u32, source, sink);
         let cold = warm.is_none();
         let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
+        let mut reached = vec![false; n];
         // Cold start: potentials are the shortest distances in the initial DAG (edges go up
         // in number).
         reached[source as usize] = true;
