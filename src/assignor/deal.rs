@@ -14,10 +14,9 @@
 
 /// Scratch space for dealing topic after topic without allocating per topic.
 pub(crate) struct Dealer {
-    /// Per subscriber index: whether it got the topic's extra (cleared after each topic).
-    has_extra: Vec<bool>,
-    /// Per subscriber index: own partitions kept so far (cleared after each topic).
-    kept: Vec<u32>,
+    /// Per subscriber index: places still open in the current topic (its count, less the
+    /// partitions it kept or was handed so far); all zero between topics.
+    room: Vec<u32>,
     /// The current topic's partitions nobody keeps, ascending.
     free: Vec<i32>,
 }
@@ -43,8 +42,7 @@ impl Dealer {
     /// Room for topics of up to `subscribers` subscribers.
     pub fn new(subscribers: usize) -> Dealer {
         Dealer {
-            has_extra: vec![false; subscribers],
-            kept: vec![0; subscribers],
+            room: vec![0; subscribers],
             free: Vec::new(),
         }
     }
@@ -58,50 +56,44 @@ impl Dealer {
         lists: &mut [Vec<(u32, i32)>],
     ) {
         let (t, floor) = (deal.topic, deal.floor);
-        for &i in deal.chosen {
-            self.has_extra[i as usize] = true;
+        let room = &mut self.room;
+        if floor > 0 {
+            room[..deal.subscribers.len()].fill(floor);
         }
-        let has_extra = &self.has_extra;
-        let quota = |i: usize| floor + u32::from(has_extra[i]);
+        for &i in deal.chosen {
+            room[i as usize] += 1;
+        }
+        // Claims are ascending and distinct (one per partition at most), so the partitions
+        // between two of them are unclaimed and go to the free list whole.
         self.free.clear();
-        let mut claims = deal.owners.iter().peekable();
-        for p in 0..deal.partitions as i32 {
-            match claims.peek() {
-                Some(&&(claimed, m)) if claimed == p => {
-                    claims.next();
-                    let i = index(m);
-                    if self.kept[i] < quota(i) {
-                        self.kept[i] += 1;
-                        lists[m as usize].push((t, p));
-                    } else {
-                        self.free.push(p);
-                    }
-                }
-                _ => self.free.push(p),
+        let mut unclaimed = 0;
+        for &(p, m) in deal.owners {
+            self.free.extend(unclaimed..p);
+            unclaimed = p + 1;
+            let i = index(m);
+            if room[i] > 0 {
+                room[i] -= 1;
+                lists[m as usize].push((t, p));
+            } else {
+                self.free.push(p);
             }
         }
+        self.free.extend(unclaimed..deal.partitions as i32);
         let mut next = self.free.iter();
         if floor == 0 {
             // Only members given the extra have room: visit them alone (ascending, the same
-            // order as the loop below), then clear the counts of the keepers.
+            // order as the loop below).
             for &i in deal.chosen {
-                let room = 1 - self.kept[i as usize];
+                let open = std::mem::take(&mut room[i as usize]);
                 let list = &mut lists[deal.subscribers[i as usize] as usize];
-                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
-            }
-            for &(_, m) in deal.owners {
-                self.kept[index(m)] = 0;
+                list.extend(next.by_ref().take(open as usize).map(|&p| (t, p)));
             }
         } else {
-            for (i, &m) in deal.subscribers.iter().enumerate() {
-                let room = quota(i) - self.kept[i];
+            for (open, &m) in room.iter_mut().zip(deal.subscribers) {
                 let list = &mut lists[m as usize];
-                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
-                self.kept[i] = 0;
+                list.extend(next.by_ref().take(*open as usize).map(|&p| (t, p)));
+                *open = 0;
             }
-        }
-        for &i in deal.chosen {
-            self.has_extra[i as usize] = false;
         }
     }
 }
