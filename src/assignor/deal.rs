@@ -79,19 +79,27 @@ impl Dealer {
             }
         }
         self.free.extend(unclaimed..deal.partitions as i32);
-        let mut next = self.free.iter();
+        // Every count is met: the places left equal the partitions left (module docs).
+        let mut free = self.free.as_slice();
+        let mut hand = |open: u32, list: &mut Vec<(u32, i32)>| {
+            let (given, rest) = free.split_at((open as usize).min(free.len()));
+            list.extend(given.iter().map(|&p| (t, p)));
+            free = rest;
+        };
         if floor == 0 {
             // Only members given the extra have room: visit them alone (ascending, the same
             // order as the loop below).
             for &i in deal.chosen {
                 let open = std::mem::take(&mut room[i as usize]);
-                let list = &mut lists[deal.subscribers[i as usize] as usize];
-                list.extend(next.by_ref().take(open as usize).map(|&p| (t, p)));
+                if open > 0 {
+                    hand(open, &mut lists[deal.subscribers[i as usize] as usize]);
+                }
             }
         } else {
             for (open, &m) in room.iter_mut().zip(deal.subscribers) {
-                let list = &mut lists[m as usize];
-                list.extend(next.by_ref().take(*open as usize).map(|&p| (t, p)));
+                if *open > 0 {
+                    hand(*open, &mut lists[m as usize]);
+                }
                 *open = 0;
             }
         }
