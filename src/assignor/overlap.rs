@@ -199,9 +199,11 @@ pub(crate) fn choose(
     let mut base = vec![0i64; n];
     let mut degree = vec![0i32; n];
     for (lt, &t) in comp.topics.iter().enumerate() {
+        let (f, d) = (i64::from(floor[lt]), i32::from(extra[lt] > 0));
         for &m in subscribers(t) {
-            base[local(m)] += i64::from(floor[lt]);
-            degree[local(m)] += i32::from(extra[lt] > 0);
+            let lm = local(m);
+            base[lm] += f;
+            degree[lm] += d;
         }
     }
 
