@@ -105,3 +105,63 @@ impl Dealer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Dealer, TopicDeal};
+
+    /// Deals one topic to members 0..n (index = member) and returns their lists.
+    fn deal(
+        n: usize,
+        partitions: u32,
+        floor: u32,
+        chosen: &[u32],
+        owners: &[(i32, u32)],
+    ) -> Vec<Vec<i32>> {
+        let subscribers: Vec<u32> = (0..n as u32).collect();
+        let mut lists = vec![Vec::new(); n];
+        let mut dealer = Dealer::new(n);
+        let topic = TopicDeal {
+            topic: 7,
+            partitions,
+            subscribers: &subscribers,
+            floor,
+            chosen,
+            owners,
+        };
+        dealer.topic(&topic, |m| m as usize, &mut lists);
+        // The scratch space is left clean for the next topic.
+        assert!(dealer.room.iter().all(|&r| r == 0));
+        lists
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|&(t, p)| {
+                        assert_eq!(t, 7);
+                        p
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn owners_keep_up_to_their_count_and_the_rest_go_out_in_ascending_order() {
+        // 3 members, 8 partitions, floor 2, member 1 gets the extra. Member 0 owns 0, 1, 2
+        // (keeps two), member 2 owns 5; 3, 4, 6, 7 are unclaimed (runs between claims).
+        let lists = deal(3, 8, 2, &[1], &[(0, 0), (1, 0), (2, 0), (5, 2)]);
+        assert_eq!(lists, vec![vec![0, 1], vec![2, 3, 4], vec![5, 6]]);
+    }
+
+    #[test]
+    fn with_floor_zero_only_the_chosen_get_one_each() {
+        // 4 members, 2 partitions, member 3 owns 1 but is not chosen; 0 and 2 are.
+        let lists = deal(4, 2, 0, &[0, 2], &[(1, 3)]);
+        assert_eq!(lists, vec![vec![0], vec![], vec![1], vec![]]);
+        // A chosen owner keeps its own.
+        let lists = deal(4, 2, 0, &[0, 2], &[(1, 2)]);
+        assert_eq!(lists, vec![vec![0], vec![], vec![1], vec![]]);
+        let lists = deal(4, 3, 0, &[1, 2, 3], &[(0, 3)]);
+        assert_eq!(lists, vec![vec![], vec![1], vec![2], vec![0]]);
+    }
+}
