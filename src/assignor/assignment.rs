@@ -142,20 +142,21 @@ impl Assignment {
         out.partitions.reserve_exact(partitions);
         let mut used = vec![u32::MAX; names.len()];
         for (id, list) in members {
-            // One element at a time rather than by runs: with spread, most runs are a single
-            // partition (a member's one partition of each of many topics).
-            let mut current = u32::MAX;
-            for &(t, p) in &list {
-                if t != current {
-                    if current != u32::MAX {
-                        out.runs.push((current, out.partitions.len() as u32));
+            // Partitions copied in one go; then the runs, one element at a time rather than
+            // by searching run ends: with spread, most runs are a single partition (a
+            // member's one partition of each of many topics).
+            let start = out.partitions.len();
+            out.partitions.extend(list.iter().map(|&(_, p)| p));
+            if let Some(&(first, _)) = list.first() {
+                let mut current = first;
+                used[first as usize] = 0;
+                for (k, &(t, _)) in list.iter().enumerate().skip(1) {
+                    if t != current {
+                        out.runs.push((current, (start + k) as u32));
+                        current = t;
+                        used[t as usize] = 0;
                     }
-                    current = t;
-                    used[t as usize] = 0;
                 }
-                out.partitions.push(p);
-            }
-            if current != u32::MAX {
                 out.runs.push((current, out.partitions.len() as u32));
             }
             debug_assert!(out.members.last().is_none_or(|(last, _)| *last < id));

@@ -102,18 +102,23 @@ pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
                 continue;
             }
             joined[first as usize] = m as u32;
+            // `a` stays the root of the member's topics joined so far: a union's root is one
+            // of the two roots (the lower), so it need not be found again per topic.
+            let mut a = find(&mut parent, first);
             for &t in rest {
-                let a = find(&mut parent, first);
                 let b = find(&mut parent, t);
                 if a != b {
                     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
                     parent[hi as usize] = lo;
+                    a = lo;
                 }
             }
         }
     }
     let n = problem.topics.len();
     let mut slot = vec![u32::MAX; n];
+    // Per topic with subscribers: its component's position in `out`.
+    let mut of = vec![u32::MAX; n];
     let mut out: Vec<Component> = Vec::new();
     for t in 0..n as u32 {
         if problem.subscribers[t as usize].is_empty() {
@@ -129,11 +134,11 @@ pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
             });
         }
         out[slot[root] as usize].topics.push(t);
+        of[t as usize] = slot[root];
     }
     for (m, subs) in problem.subscriptions.iter().enumerate() {
         if let Some(&first) = subs.first() {
-            let root = find(&mut parent, first) as usize;
-            out[slot[root] as usize].members.push(m as u32);
+            out[of[first as usize] as usize].members.push(m as u32);
         }
     }
     out

@@ -14,10 +14,9 @@
 
 /// Scratch space for dealing topic after topic without allocating per topic.
 pub(crate) struct Dealer {
-    /// Per subscriber index: whether it got the topic's extra (cleared after each topic).
-    has_extra: Vec<bool>,
-    /// Per subscriber index: own partitions kept so far (cleared after each topic).
-    kept: Vec<u32>,
+    /// Per subscriber index: places still open in the current topic (its count, less the
+    /// partitions it kept or was handed so far); all zero between topics.
+    room: Vec<u32>,
     /// The current topic's partitions nobody keeps, ascending.
     free: Vec<i32>,
 }
@@ -43,8 +42,7 @@ impl Dealer {
     /// Room for topics of up to `subscribers` subscribers.
     pub fn new(subscribers: usize) -> Dealer {
         Dealer {
-            has_extra: vec![false; subscribers],
-            kept: vec![0; subscribers],
+            room: vec![0; subscribers],
             free: Vec::new(),
         }
     }
@@ -58,50 +56,112 @@ impl Dealer {
         lists: &mut [Vec<(u32, i32)>],
     ) {
         let (t, floor) = (deal.topic, deal.floor);
-        for &i in deal.chosen {
-            self.has_extra[i as usize] = true;
+        let room = &mut self.room;
+        if floor > 0 {
+            room[..deal.subscribers.len()].fill(floor);
         }
-        let has_extra = &self.has_extra;
-        let quota = |i: usize| floor + u32::from(has_extra[i]);
+        for &i in deal.chosen {
+            room[i as usize] += 1;
+        }
+        // Claims are ascending and distinct (one per partition at most), so the partitions
+        // between two of them are unclaimed and go to the free list whole.
         self.free.clear();
-        let mut claims = deal.owners.iter().peekable();
-        for p in 0..deal.partitions as i32 {
-            match claims.peek() {
-                Some(&&(claimed, m)) if claimed == p => {
-                    claims.next();
-                    let i = index(m);
-                    if self.kept[i] < quota(i) {
-                        self.kept[i] += 1;
-                        lists[m as usize].push((t, p));
-                    } else {
-                        self.free.push(p);
-                    }
-                }
-                _ => self.free.push(p),
+        let mut unclaimed = 0;
+        for &(p, m) in deal.owners {
+            self.free.extend(unclaimed..p);
+            unclaimed = p + 1;
+            let i = index(m);
+            if room[i] > 0 {
+                room[i] -= 1;
+                lists[m as usize].push((t, p));
+            } else {
+                self.free.push(p);
             }
         }
-        let mut next = self.free.iter();
+        self.free.extend(unclaimed..deal.partitions as i32);
+        // Every count is met: the places left equal the partitions left (module docs).
+        let mut free = self.free.as_slice();
+        let mut hand = |open: u32, list: &mut Vec<(u32, i32)>| {
+            let (given, rest) = free.split_at((open as usize).min(free.len()));
+            list.extend(given.iter().map(|&p| (t, p)));
+            free = rest;
+        };
         if floor == 0 {
             // Only members given the extra have room: visit them alone (ascending, the same
-            // order as the loop below), then clear the counts of the keepers.
+            // order as the loop below).
             for &i in deal.chosen {
-                let room = 1 - self.kept[i as usize];
-                let list = &mut lists[deal.subscribers[i as usize] as usize];
-                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
-            }
-            for &(_, m) in deal.owners {
-                self.kept[index(m)] = 0;
+                let open = std::mem::take(&mut room[i as usize]);
+                if open > 0 {
+                    hand(open, &mut lists[deal.subscribers[i as usize] as usize]);
+                }
             }
         } else {
-            for (i, &m) in deal.subscribers.iter().enumerate() {
-                let room = quota(i) - self.kept[i];
-                let list = &mut lists[m as usize];
-                list.extend(next.by_ref().take(room as usize).map(|&p| (t, p)));
-                self.kept[i] = 0;
+            for (open, &m) in room.iter_mut().zip(deal.subscribers) {
+                if *open > 0 {
+                    hand(*open, &mut lists[m as usize]);
+                }
+                *open = 0;
             }
         }
-        for &i in deal.chosen {
-            self.has_extra[i as usize] = false;
-        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Dealer, TopicDeal};
+
+    /// Deals one topic to members 0..n (index = member) and returns their lists.
+    fn deal(
+        n: usize,
+        partitions: u32,
+        floor: u32,
+        chosen: &[u32],
+        owners: &[(i32, u32)],
+    ) -> Vec<Vec<i32>> {
+        let subscribers: Vec<u32> = (0..n as u32).collect();
+        let mut lists = vec![Vec::new(); n];
+        let mut dealer = Dealer::new(n);
+        let topic = TopicDeal {
+            topic: 7,
+            partitions,
+            subscribers: &subscribers,
+            floor,
+            chosen,
+            owners,
+        };
+        dealer.topic(&topic, |m| m as usize, &mut lists);
+        // The scratch space is left clean for the next topic.
+        assert!(dealer.room.iter().all(|&r| r == 0));
+        lists
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|&(t, p)| {
+                        assert_eq!(t, 7);
+                        p
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn owners_keep_up_to_their_count_and_the_rest_go_out_in_ascending_order() {
+        // 3 members, 8 partitions, floor 2, member 1 gets the extra. Member 0 owns 0, 1, 2
+        // (keeps two), member 2 owns 5; 3, 4, 6, 7 are unclaimed (runs between claims).
+        let lists = deal(3, 8, 2, &[1], &[(0, 0), (1, 0), (2, 0), (5, 2)]);
+        assert_eq!(lists, vec![vec![0, 1], vec![2, 3, 4], vec![5, 6]]);
+    }
+
+    #[test]
+    fn with_floor_zero_only_the_chosen_get_one_each() {
+        // 4 members, 2 partitions, member 3 owns 1 but is not chosen; 0 and 2 are.
+        let lists = deal(4, 2, 0, &[0, 2], &[(1, 3)]);
+        assert_eq!(lists, vec![vec![0], vec![], vec![1], vec![]]);
+        // A chosen owner keeps its own.
+        let lists = deal(4, 2, 0, &[0, 2], &[(1, 2)]);
+        assert_eq!(lists, vec![vec![0], vec![], vec![1], vec![]]);
+        let lists = deal(4, 3, 0, &[1, 2, 3], &[(0, 3)]);
+        assert_eq!(lists, vec![vec![], vec![1], vec![2], vec![0]]);
     }
 }

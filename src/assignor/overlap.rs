@@ -199,9 +199,11 @@ pub(crate) fn choose(
     let mut base = vec![0i64; n];
     let mut degree = vec![0i32; n];
     for (lt, &t) in comp.topics.iter().enumerate() {
+        let (f, d) = (i64::from(floor[lt]), i32::from(extra[lt] > 0));
         for &m in subscribers(t) {
-            base[local(m)] += i64::from(floor[lt]);
-            degree[local(m)] += i32::from(extra[lt] > 0);
+            let lm = local(m);
+            base[lm] += f;
+            degree[lm] += d;
         }
     }
 
@@ -248,16 +250,14 @@ pub(crate) fn choose(
             heavy[lm as usize] += 1;
         }
     }
-    let mut cells: Vec<(i64, u32)> = Vec::new();
+    let mut cells: Vec<(i64, u32)> = Vec::with_capacity(widest);
     for (lt, gains) in gaining.iter().enumerate() {
         cells.clear();
-        cells.extend(
-            gains
-                .iter()
-                .enumerate()
-                .filter(|&(_, &g)| g)
-                .map(|(i, _)| (heavy[proposal.subs[lt][i] as usize], i as u32)),
-        );
+        for (i, (&lm, &gain)) in proposal.subs[lt].iter().zip(gains).enumerate() {
+            if gain {
+                cells.push((heavy[lm as usize], i as u32));
+            }
+        }
         let r = extra[lt] as usize;
         if cells.len() > r {
             cells.select_nth_unstable(r);
@@ -295,12 +295,18 @@ pub(crate) fn choose(
     let chosen: Vec<Vec<u32>> = if met {
         #[cfg(test)]
         BOUNDED.with(|c| c.set(c.get() + 1));
+        // Sized once: a topic's extras are exactly r_t (the bounds' balance test checked
+        // that all are placed).
         (0..comp.topics.len())
             .map(|lt| {
                 let f = proposal.floor[lt];
-                (0..proposal.count[lt].len() as u32)
-                    .filter(|&i| proposal.count[lt][i as usize] > f)
-                    .collect()
+                let mut chosen = Vec::with_capacity(extra[lt] as usize);
+                for (i, &k) in proposal.count[lt].iter().enumerate() {
+                    if k > f {
+                        chosen.push(i as u32);
+                    }
+                }
+                chosen
             })
             .collect()
     } else {
