@@ -89,7 +89,7 @@
 
 use super::super::flow::{Network, capacity as cap};
 use super::Context;
-use super::transport::rack_share;
+use super::transport::{left_over_by_group, rack_share};
 
 /// One topic of the network and, once solved, how it is dealt.
 struct TopicFlow {
@@ -380,21 +380,9 @@ fn deal(ctx: &Context<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) 
         return false;
     }
     let k = plan.groups.len();
-    let mut groups: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
-    for (p, &mask) in masks.iter().enumerate() {
-        if taken[p] {
-            continue;
-        }
-        let g = if mask == 0 {
-            k
-        } else {
-            match plan.groups.binary_search_by_key(&mask, |g| g.0) {
-                Ok(g) => g,
-                Err(_) => return false,
-            }
-        };
-        groups[g].push(p as i32);
-    }
+    let Some(groups) = left_over_by_group(masks, &taken, &plan.groups) else {
+        return false;
+    };
     let mut next = vec![0usize; k + 1];
     let mut bucket: Vec<i32> = Vec::new();
     for (r, members) in ctx.rack_members.iter().enumerate() {

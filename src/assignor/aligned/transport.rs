@@ -160,6 +160,31 @@ impl Transport {
     }
 }
 
+/// A topic's partitions not `taken`, ascending, split by replica mask: list g holds those of
+/// `groups[g]`'s mask (`groups` sorted by mask, the mask first), the last list (index
+/// `groups.len()`) those of mask 0. `None` if a partition's mask is not among `groups` (the
+/// groups do not describe this topic). Shared by the two flows with floors' deals.
+pub(crate) fn left_over_by_group(
+    masks: &[u64],
+    taken: &[bool],
+    groups: &[(u64, u64)],
+) -> Option<Vec<Vec<i32>>> {
+    let k = groups.len();
+    let mut lists: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
+    for (p, &mask) in masks.iter().enumerate() {
+        if taken[p] {
+            continue;
+        }
+        let g = if mask == 0 {
+            k
+        } else {
+            groups.binary_search_by_key(&mask, |g| g.0).ok()?
+        };
+        lists[g].push(p as i32);
+    }
+    Some(lists)
+}
+
 /// Rack `r`'s partitions, ascending, into `bucket`, from a solved transport's amounts (group
 /// g sends `amount[g * racks + r]` to rack r): each group hands out its partitions in order,
 /// `next[g]` counting those already handed to earlier racks. `false` if a group has fewer left

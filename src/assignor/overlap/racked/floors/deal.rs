@@ -1,7 +1,7 @@
 //! The deal of one solved topic of the [parent](super)'s network: which partitions each
 //! subscriber gets, as its tie rule says.
 
-use super::super::super::super::aligned::transport::rack_share;
+use super::super::super::super::aligned::transport::{left_over_by_group, rack_share};
 use super::{Inputs, TopicFlow};
 
 /// Deals one solved topic as the tie rule of the [parent's docs](super) says; `false` if the
@@ -39,21 +39,9 @@ pub(super) fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, 
         return false;
     }
     let k = plan.groups.len();
-    let mut groups: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
-    for (p, &mask) in masks.iter().enumerate() {
-        if taken[p] {
-            continue;
-        }
-        let g = if mask == 0 {
-            k
-        } else {
-            match plan.groups.binary_search_by_key(&mask, |g| g.0) {
-                Ok(g) => g,
-                Err(_) => return false,
-            }
-        };
-        groups[g].push(p as i32);
-    }
+    let Some(groups) = left_over_by_group(masks, &taken, &plan.groups) else {
+        return false;
+    };
     // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
     // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
     let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
