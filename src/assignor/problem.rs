@@ -163,17 +163,14 @@ pub(crate) mod planted {
 #[cfg(test)]
 mod tests {
     use super::{Problem, planted};
+    use crate::assignor::tests::Rng;
     use crate::assignor::{GroupSpec, MemberSpec, TopicSpec};
 
     /// Groups whose members come in runs sharing one subscription list (drawn from a pool of
     /// lists with repeated and unknown names), so that runs end on every kind of neighbour.
     fn grouped(seed: u64) -> GroupSpec {
-        let mut state = seed;
-        let mut below = |n: u64| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let z = (state ^ (state >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            (z ^ (z >> 29)) % n
-        };
+        let mut rng = Rng(seed);
+        let mut below = |n: u64| rng.below(n);
         let names: Vec<String> = (0..8).map(|t| format!("T{t}")).collect();
         let pool: Vec<Vec<String>> = (0..5)
             .map(|_| {

@@ -23,7 +23,8 @@ mod quick;
 mod settled;
 mod warm;
 
-use oracle::{Rng, brute_force, feed_back, medium_spec, permuted, random_spec, score};
+pub(crate) use oracle::Rng;
+use oracle::{brute_force, feed_back, medium_spec, permuted, random_spec, score};
 
 /// Defines, inside a test-only `tally` module, `N` thread-local counters and one planted-fault
 /// flag with `add(k)`, `get()`, `plant(on)` and `planted()`; the module's docs say what is

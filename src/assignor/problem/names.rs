@@ -164,6 +164,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::{NameIndex, PACKED_BYTES, pack, planted, same, same_lists};
+    use crate::assignor::tests::Rng;
 
     /// Edge names: empty, NULs (which padding must not be mistaken for), every length
     /// around the word widths and the packing limit, non-ASCII, shared prefixes and suffixes.
@@ -185,26 +186,13 @@ mod tests {
         names
     }
 
-    /// A small splitmix64 generator.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % n
-        }
-
-        /// A name of 0 to 18 characters over a small alphabet (with a NUL and a two-byte
-        /// character), so that random names often share prefixes, suffixes and lengths.
-        fn name(&mut self) -> String {
-            let len = self.below(19);
-            (0..len)
-                .map(|_| ['a', 'b', '\0', 'é'][self.below(4) as usize])
-                .collect()
-        }
+    /// A name of 0 to 18 characters over a small alphabet (with a NUL and a two-byte
+    /// character), so that random names often share prefixes, suffixes and lengths.
+    fn name(rng: &mut Rng) -> String {
+        let len = rng.below(19);
+        (0..len)
+            .map(|_| ['a', 'b', '\0', 'é'][rng.below(4) as usize])
+            .collect()
     }
 
     #[test]
@@ -229,7 +217,7 @@ mod tests {
         let mut wrong = 0;
         for _ in 0..cases {
             let mut names = edge_names();
-            names.extend((0..rng.below(60)).map(|_| rng.name()));
+            names.extend((0..rng.below(60)).map(|_| name(&mut rng)));
             names.sort();
             names.dedup();
             // A random subset is indexed, in random order; the rest are looked up too.
