@@ -51,7 +51,10 @@
 //! [`homogeneous::DIRECT_MIN_MEMBERS`] members where no keepable claim gains (a first
 //! assignment), every choice meets the bound of step 3, so the rotation is tried first and
 //! the deal's check alone decides ([`homogeneous::quick_extras`]; it skips the greedy's
-//! ranking of every member for every topic). Otherwise, or when that deal does not fit, the
+//! ranking of every member for every topic). When that deal does not fit on a racked first
+//! assignment of [`FINAL_REFUSAL_MIN_MEMBERS`] or more members where every topic is open, a
+//! placement steered by rack quotas ([`keep_all::fresh`], certified like [`keep_all`]'s)
+//! comes next. Otherwise, or when that does not place everything either, the
 //! choice of step 3 runs as the homogeneous greedy with a [repair](fit) ([`homogeneous::Choice::Repaired`]): after the
 //! greedy picks a topic's members, the small flow checks that topic, and chosen members are
 //! exchanged (within the topic, or across with an earlier topic) until it fits. A topic that
@@ -72,7 +75,8 @@
 //! # Tie rule (objective 6)
 //!
 //! Where [`keep_all`]'s placement succeeds, its own tie rule. Otherwise the extras: the
-//! rotation where it is tried and fits, else [`homogeneous::choose_extras`] on the keepable
+//! rotation where it is tried and fits, else where [`keep_all::fresh`]'s placement places
+//! everything its tie rule, else [`homogeneous::choose_extras`] on the keepable
 //! claims with the repair above (every step reads the canonical order). Then, per topic:
 //! each member keeps its own keepable partitions up to
 //! c_tm, lowest numbers first; the small flow splits every group over racks (groups in mask
@@ -116,6 +120,8 @@ pub(crate) use floors::tally as floors_tally;
 use keep_all::Placement;
 #[cfg(test)]
 pub(crate) use keep_all::exchange_tally;
+#[cfg(test)]
+pub(crate) use keep_all::fresh::tally as fresh_tally;
 #[cfg(test)]
 pub(crate) use keep_all::tally as keep_all_tally;
 use transport::Transport;
@@ -285,6 +291,11 @@ pub(crate) fn assign_as(
             }
             Err(untouched) => pending = untouched,
         }
+    }
+    // A first assignment whose rotation did not fit: the placement steered by rack quotas
+    // before the repaired greedy (certified like the placement keeping every claim).
+    if final_refusal && all_open && keep_all::fresh::place(&ctx, &member_bit, lists) {
+        return Some(Route::Direct);
     }
     let mut fit = Fit::new(
         problem,

@@ -9,6 +9,7 @@ use crate::ids::MemberId;
 mod aligned;
 mod aligned_floors;
 mod aligned_flow;
+mod aligned_fresh;
 mod classes;
 mod direct;
 mod homogeneous;
