@@ -140,7 +140,11 @@ impl Assignment {
     ) -> Assignment {
         let mut out = Assignment::default();
         out.partitions.reserve_exact(partitions);
+        // At most one run per partition; with spread most members hold one partition of
+        // each of their topics, so this is close, and growing it by doubling cost copies.
+        out.runs.reserve_exact(partitions);
         let mut used = vec![u32::MAX; names.len()];
+        out.members.reserve_exact(members.size_hint().0);
         for (id, list) in members {
             // Partitions copied in one go; then the runs, one element at a time rather than
             // by searching run ends: with spread, most runs are a single partition (a
@@ -171,6 +175,9 @@ impl Assignment {
         }
         for run in &mut out.runs {
             run.0 = used[run.0 as usize];
+        }
+        if out.runs.len() < out.runs.capacity() / 2 {
+            out.runs.shrink_to_fit();
         }
         out
     }

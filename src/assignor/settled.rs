@@ -136,6 +136,10 @@ pub(crate) fn assign(
     if rack_aware && !aligned(problem, comp, owners, &index) {
         return false;
     }
+    // Each list grows by exactly its member's load: room made once, not doubled as it fills.
+    for (&m, &count) in comp.members.iter().zip(&load) {
+        lists[m as usize].reserve_exact(count as usize);
+    }
     for &t in &comp.topics {
         for &(p, m) in &owners[t as usize] {
             lists[m as usize].push((t, p));
