@@ -272,6 +272,31 @@ fn the_keep_all_placement_succeeds_only_where_every_claim_can_be_kept() {
     assert!(wrong >= 20, "only {wrong} wrong results caught");
 }
 
+#[test]
+fn components_whose_claims_cannot_be_released_go_to_the_exact_flow() {
+    // Where `release` finds no claims to release, the greedy is skipped for the flow of
+    // extras (exact where every topic is open and every member racked): the results must
+    // have the class flow's objective values.
+    let mut rng = Rng(139);
+    let before = keep_all_tally::get()[keep_all_tally::NO_RELEASE];
+    let mut checked = 0;
+    while checked < 150 {
+        let spec = bench_like(&mut rng, 60, 40, 2, checked % 3 != 0);
+        let n = spec.members.len() as i64;
+        if n < 32 || spec.topics.iter().any(|t| t.partitions >= n / 2) {
+            continue;
+        }
+        checked_against_flow(checked, &spec);
+        checked += 1;
+    }
+    let sent = keep_all_tally::get()[keep_all_tally::NO_RELEASE] - before;
+    println!("bucket joins and leaves: {sent} components with no claims to release");
+    assert!(
+        sent >= 10,
+        "only {sent} components with no claims to release"
+    );
+}
+
 /// A racked homogeneous group of 16 to 40 members on three racks after one member joined
 /// (`join`) or left, with topics of fewer partitions than members whose replica racks are
 /// mostly the first two (as on the benchmark's racked leave, where the partitions a member
