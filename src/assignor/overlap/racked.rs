@@ -136,9 +136,13 @@ pub(crate) fn assign(
             |m| member_bit[local(m)],
             all_keepable,
         );
-        // Per subscriber: the racks its keepable claims could be aligned in.
+        // Per subscriber: the racks its keepable claims could be aligned in (none kept when
+        // the topic has no keepable claim).
         let subscribers = &problem.subscribers[t as usize];
-        let mut claim_mask = vec![0u64; subscribers.len()];
+        let mut claim_mask = Vec::new();
+        if !keepable[t as usize].is_empty() {
+            claim_mask.resize(subscribers.len(), 0u64);
+        }
         for &(p, m) in &keepable[t as usize] {
             if let Ok(i) = subscribers.binary_search(&m) {
                 claim_mask[i] |= topic_masks[p as usize];
@@ -150,7 +154,9 @@ pub(crate) fn assign(
     // A joiner's extra is best taken from a holder whose freed partition it can align.
     let suits = |lt: usize, from: usize, to: usize| {
         let m = problem.subscribers[comp.topics[lt] as usize][to];
-        claim_masks[lt][from] & member_bit[local(m)] != 0
+        claim_masks[lt]
+            .get(from)
+            .is_some_and(|&mask| mask & member_bit[local(m)] != 0)
     };
     let mut counts = choose(problem, comp, &keepable, &suits);
     let before: Vec<usize> = comp

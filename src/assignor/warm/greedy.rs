@@ -37,6 +37,7 @@ impl Proposal {
         }
         // Per topic: the subscribers given an extra here, ascending.
         let mut handed: Vec<Vec<u32>> = vec![Vec::new(); self.subs.len()];
+        let mut candidates = Vec::new();
         for (lt, mine) in handed.iter_mut().enumerate() {
             let f = self.floor[lt];
             for k in &mut self.count[lt] {
@@ -44,7 +45,7 @@ impl Proposal {
                 *k = (*k).max(f);
             }
             let left = (self.extra[lt] - held(self, lt)) as usize;
-            self.hand_out(lt, left, mine);
+            self.hand_out(lt, left, mine, &mut candidates);
         }
         let mut light = Vec::new();
         for _ in 0..PASSES {
@@ -61,7 +62,7 @@ impl Proposal {
                     self.load[self.subs[lt][i as usize] as usize] -= 1;
                 }
                 std::mem::swap(mine, &mut light);
-                self.hand_out(lt, light.len(), mine);
+                self.hand_out(lt, light.len(), mine, &mut candidates);
                 changed |= *mine != light;
             }
             if !changed {
@@ -139,57 +140,59 @@ impl Proposal {
 
     /// Gives one extra of topic `lt` to each of the `left` lightest subscribers with room for
     /// one (ties to the lower index); writes their indices, ascending, into `mine`.
-    fn hand_out(&mut self, lt: usize, left: usize, mine: &mut Vec<u32>) {
+    /// `candidates` is scratch space.
+    fn hand_out(
+        &mut self,
+        lt: usize,
+        left: usize,
+        mine: &mut Vec<u32>,
+        candidates: &mut Vec<(i64, u32)>,
+    ) {
         mine.clear();
         if left == 0 {
             return;
         }
         let f = self.floor[lt];
         let (subs, count, load) = (&self.subs[lt], &mut self.count[lt], &mut self.load);
-        let room = |i: usize| count[i] == f;
-        // The threshold load: the `left` smallest (load, index) pairs are those below it and
-        // the lowest indices at it. Loads are usually within a few units of each other, so a
-        // small histogram finds it; a wide spread falls back to a selection.
+        // The subscribers with room, (load, index) in index order: read once.
+        candidates.clear();
         let mut low = i64::MAX;
-        let mut candidates = 0;
-        for (i, &m) in subs.iter().enumerate() {
-            if room(i) {
-                low = low.min(load[m as usize]);
-                candidates += 1;
+        for (i, (&m, &k)) in subs.iter().zip(count.iter()).enumerate() {
+            if k == f {
+                let l = load[m as usize];
+                low = low.min(l);
+                candidates.push((l, i as u32));
             }
         }
-        let (threshold, mut at_threshold) = if candidates <= left {
-            (i64::MAX, usize::MAX)
+        mine.reserve(left.min(candidates.len()));
+        if candidates.len() <= left {
+            mine.extend(candidates.iter().map(|&(_, i)| i));
         } else {
-            let mut histogram = [0usize; HISTOGRAM];
+            // The threshold load: the `left` smallest (load, index) pairs are those below it
+            // and the lowest indices at it. Loads are usually within a few units of each
+            // other, so a small histogram finds it; a wide spread falls back to a selection.
+            let mut histogram = [0u32; HISTOGRAM];
             let mut wide = false;
-            for (i, &m) in subs.iter().enumerate() {
-                if room(i) {
-                    match usize::try_from(load[m as usize] - low) {
-                        Ok(d) if d < HISTOGRAM => histogram[d] += 1,
-                        _ => wide = true,
-                    }
+            for &(l, _) in candidates.iter() {
+                match usize::try_from(l - low) {
+                    Ok(d) if d < HISTOGRAM => histogram[d] += 1,
+                    _ => wide = true,
                 }
             }
             let mut below = 0;
             let mut found = None;
             for (d, &n) in histogram.iter().enumerate() {
-                if below + n >= left {
+                if below + n as usize >= left {
                     found = Some((low + d as i64, left - below));
                     break;
                 }
-                below += n;
+                below += n as usize;
             }
-            match found {
+            let (threshold, mut at_threshold) = match found {
                 Some(t) => t,
                 None => {
                     debug_assert!(wide);
-                    let mut light: Vec<(i64, usize)> = subs
-                        .iter()
-                        .enumerate()
-                        .filter(|&(i, _)| room(i))
-                        .map(|(i, &m)| (load[m as usize], i))
-                        .collect();
+                    let mut light = candidates.clone();
                     light.select_nth_unstable(left - 1);
                     let threshold = light[left - 1].0;
                     let below = light[..left]
@@ -198,20 +201,16 @@ impl Proposal {
                         .count();
                     (threshold, left - below)
                 }
+            };
+            for &(l, i) in candidates.iter() {
+                if l > threshold || (l == threshold && at_threshold == 0) {
+                    continue;
+                }
+                if l == threshold {
+                    at_threshold -= 1;
+                }
+                mine.push(i);
             }
-        };
-        for (i, &m) in subs.iter().enumerate() {
-            if !room(i) {
-                continue;
-            }
-            let l = load[m as usize];
-            if l > threshold || (l == threshold && at_threshold == 0) {
-                continue;
-            }
-            if l == threshold {
-                at_threshold -= 1;
-            }
-            mine.push(i as u32);
         }
         for &i in mine.iter() {
             count[i as usize] += 1;
