@@ -219,11 +219,17 @@ pub(crate) fn choose(
     let mut slot = vec![0u32; n];
     let mut owned = vec![0u32; widest];
     let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
+    // Per local topic: whether any subscriber gains from its extra.
+    let mut gains_any = vec![false; comp.topics.len()];
     for (lt, &t) in comp.topics.iter().enumerate() {
         let f = floor[lt];
         proposal.count[lt].fill(f as i32);
         if extra[lt] == 0 {
             gaining.push(Vec::new());
+            continue;
+        }
+        if owners[t as usize].is_empty() {
+            gaining.push(vec![false; proposal.subs[lt].len()]);
             continue;
         }
         for (i, &lm) in proposal.subs[lt].iter().enumerate() {
@@ -239,19 +245,20 @@ pub(crate) fn choose(
         for &(_, m) in &owners[t as usize] {
             owned[slot[local(m)] as usize] = 0;
         }
+        gains_any[lt] = gains.contains(&true);
         gaining.push(gains);
     }
     // Every gaining cell is kept where a topic has enough extras. Where it has fewer, the
     // members that would be heaviest with all their gaining cells give theirs up (ties to
     // the higher index), so that fewer moves are needed later.
     let mut heavy: Vec<i64> = base.clone();
-    for (lt, gains) in gaining.iter().enumerate() {
+    for (lt, gains) in gaining.iter().enumerate().filter(|&(lt, _)| gains_any[lt]) {
         for (&lm, _) in proposal.subs[lt].iter().zip(gains).filter(|&(_, &g)| g) {
             heavy[lm as usize] += 1;
         }
     }
     let mut cells: Vec<(i64, u32)> = Vec::with_capacity(widest);
-    for (lt, gains) in gaining.iter().enumerate() {
+    for (lt, gains) in gaining.iter().enumerate().filter(|&(lt, _)| gains_any[lt]) {
         cells.clear();
         for (i, (&lm, &gain)) in proposal.subs[lt].iter().zip(gains).enumerate() {
             if gain {

@@ -172,7 +172,6 @@ pub(crate) fn assign(
         spare: Vec::new(),
         flow: Transport::default(),
         racks: racks.len(),
-        bits: Vec::with_capacity(counts.widest),
         slot: vec![0; comp.members.len()],
         capacity: Vec::new(),
         masks: Vec::new(),
@@ -264,9 +263,6 @@ fn deal_topic(
     let t = x.comp.topics[lt];
     let subs = &counts.subs[lt];
     let keepable = &x.keepable[t as usize];
-    let mut bits = std::mem::take(&mut deal.bits);
-    bits.clear();
-    bits.extend(subs.iter().map(|&lm| x.member_bit[lm as usize]));
     let mut slot = std::mem::take(&mut deal.slot);
     // Claims are on subscribers only (see `claims::previous_owners`): a claim's owner is
     // found by its local index.
@@ -279,14 +275,14 @@ fn deal_topic(
         topic: t,
         masks: &masks[lt],
         subscribers: &x.problem.subscribers[t as usize],
-        bits: &bits,
+        local: subs,
+        member_bit: x.member_bit,
         floor: counts.floor[lt],
         chosen: &counts.chosen[lt],
         keepable,
     };
     let at = |m: u32| slot[x.index.get(x.comp, m)] as usize;
     let dealt = deal.topic(&topic, at, lists);
-    deal.bits = bits;
     deal.slot = slot;
     dealt
 }
@@ -387,8 +383,10 @@ struct Topic<'a> {
     masks: &'a [u64],
     /// Sub(t): member indices, ascending.
     subscribers: &'a [u32],
-    /// Per subscriber: its rack's bit (0 without a rack).
-    bits: &'a [u64],
+    /// Per subscriber: its local member index.
+    local: &'a [u32],
+    /// Per local member: its rack's bit (0 without a rack).
+    member_bit: &'a [u64],
     floor: u32,
     /// Indices of the subscribers given one more, ascending.
     chosen: &'a [u32],
@@ -410,8 +408,6 @@ struct RackDeal {
     flow: Transport,
     /// How many racks the component's members run in.
     racks: usize,
-    /// Per subscriber index of the current topic: its rack's bit.
-    bits: Vec<u64>,
     /// Per local member: its index among the current topic's subscribers (set only for
     /// topics with keepable claims).
     slot: Vec<u32>,
@@ -491,11 +487,26 @@ impl RackDeal {
             }
         }
         self.groups.truncate(kept);
+        // With f_t = 0 only the chosen subscribers have room: the passes below visit those
+        // (ascending, as the subscribers are) instead of every subscriber.
+        let visited = if x.floor == 0 {
+            x.chosen.len()
+        } else {
+            x.subscribers.len()
+        };
+        let at = |k: usize| {
+            if x.floor == 0 {
+                x.chosen[k] as usize
+            } else {
+                k
+            }
+        };
+        let bit = |i: usize| x.member_bit[x.local[i] as usize];
         self.capacity.clear();
         self.capacity.resize(self.racks, 0);
-        for (i, &bit) in x.bits.iter().enumerate() {
-            if bit != 0 {
-                self.capacity[bit.trailing_zeros() as usize] += u64::from(room[i]);
+        for i in (0..visited).map(at) {
+            if bit(i) != 0 {
+                self.capacity[bit(i).trailing_zeros() as usize] += u64::from(room[i]);
             }
         }
         self.masks.clear();
@@ -527,14 +538,14 @@ impl RackDeal {
         self.cursor.clear();
         self.cursor.resize(self.racks, 0);
         let mut next = self.free.iter();
-        for (i, &m) in x.subscribers.iter().enumerate() {
+        for i in (0..visited).map(at) {
             let mut left = room[i] as usize;
             if left == 0 {
                 continue;
             }
-            let bit = x.bits[i];
-            if bit != 0 {
-                let r = bit.trailing_zeros() as usize;
+            let m = x.subscribers[i];
+            if bit(i) != 0 {
+                let r = bit(i).trailing_zeros() as usize;
                 let bucket = &self.buckets[r][self.cursor[r]..];
                 let take = left.min(bucket.len());
                 lists[m as usize].extend(bucket[..take].iter().map(|&p| (t, p)));
