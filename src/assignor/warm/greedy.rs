@@ -28,11 +28,14 @@ impl Proposal {
     /// (checked before each pass): for a caller whose own test of the proposal would not gain
     /// from more passes.
     pub fn complete_until(&mut self, done: &dyn Fn(&Proposal) -> bool) -> bool {
-        let held = |p: &Proposal, lt: usize| {
-            let f = p.floor[lt];
-            p.count[lt].iter().filter(|&&k| k > f).count() as i32
-        };
-        if (0..self.subs.len()).any(|lt| held(self, lt) > self.extra[lt]) {
+        // Per topic: the extras held already.
+        let held: Vec<i32> = (0..self.subs.len())
+            .map(|lt| {
+                let f = self.floor[lt];
+                self.count[lt].iter().filter(|&&k| k > f).count() as i32
+            })
+            .collect();
+        if held.iter().zip(&self.extra).any(|(&h, &r)| h > r) {
             return false;
         }
         // Per topic: the subscribers given an extra here, ascending.
@@ -44,7 +47,7 @@ impl Proposal {
                 // The floor units: the load already counts them.
                 *k = (*k).max(f);
             }
-            let left = (self.extra[lt] - held(self, lt)) as usize;
+            let left = (self.extra[lt] - held[lt]) as usize;
             self.hand_out(lt, left, mine, &mut candidates);
         }
         let mut light = Vec::new();
@@ -116,21 +119,20 @@ impl Proposal {
         if let Some(same) = SAME_OVERRIDE.with(std::cell::Cell::get) {
             return same;
         }
-        let f = self.floor[lt];
-        let mut last: Option<(i64, usize)> = None;
-        let mut first: Option<(i64, usize)> = None;
-        let mut mine = mine.iter().peekable();
-        for (i, (&m, &k)) in self.subs[lt].iter().zip(&self.count[lt]).enumerate() {
-            if mine.next_if(|&&j| j as usize == i).is_some() {
-                last = last.max(Some((self.load[m as usize] - 1, i)));
-            } else if k == f && first.is_none_or(|(l, _)| self.load[m as usize] < l) {
-                first = Some((self.load[m as usize], i));
-            }
-        }
-        let same = match (last, first) {
-            (Some(a), Some(b)) => a < b,
-            _ => true,
+        let (f, subs) = (self.floor[lt], &self.subs[lt]);
+        let Some(last) = mine
+            .iter()
+            .map(|&i| (self.load[subs[i as usize] as usize] - 1, i as usize))
+            .max()
+        else {
+            return true;
         };
+        // The holders of `mine` hold f_t + 1: the others with room are those at f_t.
+        let same = !subs
+            .iter()
+            .zip(&self.count[lt])
+            .enumerate()
+            .any(|(i, (&m, &k))| k == f && (self.load[m as usize], i) < last);
         #[cfg(test)]
         if same {
             SPARED.with(|c| c.set(c.get() + 1));
