@@ -229,7 +229,8 @@ pub(crate) fn choose(
             continue;
         }
         if owners[t as usize].is_empty() {
-            gaining.push(vec![false; proposal.subs[lt].len()]);
+            // Empty: no subscriber gains (every reader treats a missing entry so).
+            gaining.push(Vec::new());
             continue;
         }
         for (i, &lm) in proposal.subs[lt].iter().enumerate() {
@@ -446,7 +447,10 @@ fn solve_extras(
     let member_base = next;
     let sink = member_base + n as u32;
     let mut net = Network::new(sink as usize + 1);
-    let cells: usize = gaining.iter().map(Vec::len).sum();
+    let cells: usize = (0..topics)
+        .filter(|&lt| proposal.has_extra[lt])
+        .map(|lt| proposal.subs[lt].len())
+        .sum();
     net.reserve(topics + cells + n);
     let mut topic_edge = vec![usize::MAX; topics];
     for lt in (0..topics).filter(|&lt| proposal.has_extra[lt]) {
@@ -460,7 +464,11 @@ fn solve_extras(
     #[cfg(not(test))]
     let ignored = false;
     for (lt, gains) in gaining.iter().enumerate() {
-        for (&lm, &gain) in proposal.subs[lt].iter().zip(gains) {
+        if !proposal.has_extra[lt] {
+            continue;
+        }
+        for (i, &lm) in proposal.subs[lt].iter().enumerate() {
+            let gain = gains.get(i).is_some_and(|&g| g);
             let cost = [0, 0, 0, -i8::from(gain && !ignored)];
             let id = net.edge(topic_node[lt], member_base + lm, 1, cost);
             first_cell[lt] = first_cell[lt].min(id);

@@ -530,7 +530,10 @@ impl RackDeal {
             }
         }
         for bucket in &mut self.buckets {
-            bucket.sort_unstable();
+            // One group's share is in order already.
+            if !bucket.is_sorted() {
+                bucket.sort_unstable();
+            }
         }
         // In id order, each subscriber with room takes its rack's partitions, then the ones
         // that cannot be aligned: a rack's partitions reach only its own subscribers, so this

@@ -38,35 +38,43 @@ impl Proposal {
         if held.iter().zip(&self.extra).any(|(&h, &r)| h > r) {
             return false;
         }
-        // Per topic: the subscribers given an extra here, ascending.
-        let mut handed: Vec<Vec<u32>> = vec![Vec::new(); self.subs.len()];
+        // Per topic: the subscribers given an extra here, ascending, at
+        // `handed[start[lt]..start[lt + 1]]` (a topic hands out as many in every pass).
+        let mut handed: Vec<u32> = Vec::new();
+        let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
+        let mut mine = Vec::new();
         let mut candidates = Vec::new();
-        for (lt, mine) in handed.iter_mut().enumerate() {
+        for lt in 0..self.subs.len() {
             let f = self.floor[lt];
             for k in &mut self.count[lt] {
                 // The floor units: the load already counts them.
                 *k = (*k).max(f);
             }
             let left = (self.extra[lt] - held[lt]) as usize;
-            self.hand_out(lt, left, mine, &mut candidates);
+            self.hand_out(lt, left, &mut mine, &mut candidates);
+            start.push(handed.len());
+            handed.extend_from_slice(&mine);
         }
-        let mut light = Vec::new();
+        start.push(handed.len());
         for _ in 0..PASSES {
             if done(self) {
                 break;
             }
             let mut changed = false;
-            for (lt, mine) in handed.iter_mut().enumerate() {
-                if mine.is_empty() || self.hands_out_the_same(lt, mine) {
+            for lt in 0..self.subs.len() {
+                let was = &mut handed[start[lt]..start[lt + 1]];
+                if was.is_empty() || self.hands_out_the_same(lt, was) {
                     continue;
                 }
-                for &i in mine.iter() {
+                for &i in was.iter() {
                     self.count[lt][i as usize] -= 1;
                     self.load[self.subs[lt][i as usize] as usize] -= 1;
                 }
-                std::mem::swap(mine, &mut light);
-                self.hand_out(lt, light.len(), mine, &mut candidates);
-                changed |= *mine != light;
+                self.hand_out(lt, was.len(), &mut mine, &mut candidates);
+                if mine != was {
+                    changed = true;
+                    was.copy_from_slice(&mine);
+                }
             }
             if !changed {
                 break;
