@@ -44,13 +44,13 @@ impl Proposal {
         let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
-        for lt in 0..self.subs.len() {
+        for (lt, &held) in held.iter().enumerate() {
             let f = self.floor[lt];
             for k in &mut self.count[lt] {
                 // The floor units: the load already counts them.
                 *k = (*k).max(f);
             }
-            let left = (self.extra[lt] - held[lt]) as usize;
+            let left = (self.extra[lt] - held) as usize;
             self.hand_out(lt, left, &mut mine, &mut candidates);
             start.push(handed.len());
             handed.extend_from_slice(&mine);
