@@ -274,11 +274,13 @@ pub(crate) fn choose(
             }
             cells.truncate(r);
         }
+        // Every count was at its floor: each extra kept here adds one to a load (what
+        // `Proposal::count_extras` would add, without a pass over every subscription).
         for &(_, i) in &cells {
             proposal.count[lt][i as usize] += 1;
+            proposal.load[proposal.subs[lt][i as usize] as usize] += 1;
         }
     }
-    proposal.count_extras();
     // The extras left go to the lightest subscribers with room, improved while the balance
     // test of the bounds fails (`complete` refuses only when a topic holds more extras than
     // it has: never here). If the bounds are not met, extras move from heavy holders towards
