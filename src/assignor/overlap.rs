@@ -219,10 +219,17 @@ pub(crate) fn choose(
     let mut slot = vec![0u32; n];
     let mut owned = vec![0u32; widest];
     let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
+    // Per local topic: whether any subscriber gains from its extra.
+    let mut gains_any = vec![false; comp.topics.len()];
     for (lt, &t) in comp.topics.iter().enumerate() {
         let f = floor[lt];
         proposal.count[lt].fill(f as i32);
         if extra[lt] == 0 {
+            gaining.push(Vec::new());
+            continue;
+        }
+        if owners[t as usize].is_empty() {
+            // Empty: no subscriber gains (every reader treats a missing entry so).
             gaining.push(Vec::new());
             continue;
         }
@@ -239,19 +246,20 @@ pub(crate) fn choose(
         for &(_, m) in &owners[t as usize] {
             owned[slot[local(m)] as usize] = 0;
         }
+        gains_any[lt] = gains.contains(&true);
         gaining.push(gains);
     }
     // Every gaining cell is kept where a topic has enough extras. Where it has fewer, the
     // members that would be heaviest with all their gaining cells give theirs up (ties to
     // the higher index), so that fewer moves are needed later.
     let mut heavy: Vec<i64> = base.clone();
-    for (lt, gains) in gaining.iter().enumerate() {
+    for (lt, gains) in gaining.iter().enumerate().filter(|&(lt, _)| gains_any[lt]) {
         for (&lm, _) in proposal.subs[lt].iter().zip(gains).filter(|&(_, &g)| g) {
             heavy[lm as usize] += 1;
         }
     }
     let mut cells: Vec<(i64, u32)> = Vec::with_capacity(widest);
-    for (lt, gains) in gaining.iter().enumerate() {
+    for (lt, gains) in gaining.iter().enumerate().filter(|&(lt, _)| gains_any[lt]) {
         cells.clear();
         for (i, (&lm, &gain)) in proposal.subs[lt].iter().zip(gains).enumerate() {
             if gain {
@@ -266,11 +274,13 @@ pub(crate) fn choose(
             }
             cells.truncate(r);
         }
+        // Every count was at its floor: each extra kept here adds one to a load (what
+        // `Proposal::count_extras` would add, without a pass over every subscription).
         for &(_, i) in &cells {
             proposal.count[lt][i as usize] += 1;
+            proposal.load[proposal.subs[lt][i as usize] as usize] += 1;
         }
     }
-    proposal.count_extras();
     // The extras left go to the lightest subscribers with room, improved while the balance
     // test of the bounds fails (`complete` refuses only when a topic holds more extras than
     // it has: never here). If the bounds are not met, extras move from heavy holders towards
@@ -439,7 +449,10 @@ fn solve_extras(
     let member_base = next;
     let sink = member_base + n as u32;
     let mut net = Network::new(sink as usize + 1);
-    let cells: usize = gaining.iter().map(Vec::len).sum();
+    let cells: usize = (0..topics)
+        .filter(|&lt| proposal.has_extra[lt])
+        .map(|lt| proposal.subs[lt].len())
+        .sum();
     net.reserve(topics + cells + n);
     let mut topic_edge = vec![usize::MAX; topics];
     for lt in (0..topics).filter(|&lt| proposal.has_extra[lt]) {
@@ -453,7 +466,11 @@ fn solve_extras(
     #[cfg(not(test))]
     let ignored = false;
     for (lt, gains) in gaining.iter().enumerate() {
-        for (&lm, &gain) in proposal.subs[lt].iter().zip(gains) {
+        if !proposal.has_extra[lt] {
+            continue;
+        }
+        for (i, &lm) in proposal.subs[lt].iter().enumerate() {
+            let gain = gains.get(i).is_some_and(|&g| g);
             let cost = [0, 0, 0, -i8::from(gain && !ignored)];
             let id = net.edge(topic_node[lt], member_base + lm, 1, cost);
             first_cell[lt] = first_cell[lt].min(id);

@@ -99,10 +99,12 @@ impl Proposal {
             .topics
             .iter()
             .map(|&t| {
-                problem.subscribers[t as usize]
-                    .iter()
-                    .map(|&m| local(m))
-                    .collect()
+                let subscribers = &problem.subscribers[t as usize];
+                if all {
+                    subscribers.clone()
+                } else {
+                    subscribers.iter().map(|&m| local(m)).collect()
+                }
             })
             .collect();
         Proposal {

@@ -16,7 +16,7 @@ use super::super::warm::{MAX_MOVES, Proposal};
 /// lower index): while one of its topics where it has room has a holder at least two units
 /// heavier, the extra moves from the heaviest such holder of the topic with the heaviest
 /// holder (ties to the lower topic), preferring a holder that does not gain from it
-/// (`gaining[lt][i]`), then one that `suits(lt, holder, receiver)` (indices among the topic's
+/// (`gaining[lt][i]`; an empty list: none gains), then one that `suits(lt, holder, receiver)` (indices among the topic's
 /// subscribers; the rack-aware path prefers a holder whose partition the receiver could
 /// align), then the lower index. `topics_of(lm, out)` lists lm's local topics.
 pub(crate) fn pull(
@@ -117,7 +117,7 @@ fn heaviest_holder(
             continue;
         }
         let load = proposal.load[lm as usize];
-        let free = !gaining[lt][i];
+        let free = !gaining[lt].get(i).is_some_and(|&g| g);
         if best.is_some_and(|(l, g, _, _)| (load, free) < (l, g)) {
             continue;
         }

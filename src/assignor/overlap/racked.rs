@@ -136,9 +136,13 @@ pub(crate) fn assign(
             |m| member_bit[local(m)],
             all_keepable,
         );
-        // Per subscriber: the racks its keepable claims could be aligned in.
+        // Per subscriber: the racks its keepable claims could be aligned in (none kept when
+        // the topic has no keepable claim).
         let subscribers = &problem.subscribers[t as usize];
-        let mut claim_mask = vec![0u64; subscribers.len()];
+        let mut claim_mask = Vec::new();
+        if !keepable[t as usize].is_empty() {
+            claim_mask.resize(subscribers.len(), 0u64);
+        }
         for &(p, m) in &keepable[t as usize] {
             if let Ok(i) = subscribers.binary_search(&m) {
                 claim_mask[i] |= topic_masks[p as usize];
@@ -150,7 +154,9 @@ pub(crate) fn assign(
     // A joiner's extra is best taken from a holder whose freed partition it can align.
     let suits = |lt: usize, from: usize, to: usize| {
         let m = problem.subscribers[comp.topics[lt] as usize][to];
-        claim_masks[lt][from] & member_bit[local(m)] != 0
+        claim_masks[lt]
+            .get(from)
+            .is_some_and(|&mask| mask & member_bit[local(m)] != 0)
     };
     let mut counts = choose(problem, comp, &keepable, &suits);
     let before: Vec<usize> = comp
@@ -163,8 +169,15 @@ pub(crate) fn assign(
         room: vec![0; counts.widest],
         free: Vec::new(),
         groups: Vec::new(),
+        spare: Vec::new(),
         flow: Transport::default(),
         racks: racks.len(),
+        slot: vec![0; comp.members.len()],
+        capacity: Vec::new(),
+        masks: Vec::new(),
+        supply: Vec::new(),
+        buckets: vec![Vec::new(); racks.len()],
+        cursor: Vec::new(),
     };
     let scope = exchange::Scope {
         problem,
@@ -181,15 +194,16 @@ pub(crate) fn assign(
         let subscribers = &problem.subscribers[t as usize];
         let mut rounds = 0;
         loop {
-            let lengths: Vec<usize> = subscribers
-                .iter()
-                .map(|&m| lists[m as usize].len())
-                .collect();
             if deal_topic(&mut deal, &scope, &masks, &counts, lt, lists) {
                 break;
             }
-            for (&m, &len) in subscribers.iter().zip(&lengths) {
-                lists[m as usize].truncate(len);
+            // The failed deal only appended pairs of t, and no list ended with one before
+            // (a failed deal is always taken back, and exchanges re-deal other topics).
+            for &m in subscribers {
+                let list = &mut lists[m as usize];
+                while list.last().is_some_and(|&(y, _)| y == t) {
+                    list.pop();
+                }
             }
             let mut moved =
                 rounds < MAX_SWAP_ROUNDS && swap_extras(&scope, &mut counts, lt, &deal.flow);
@@ -248,18 +262,29 @@ fn deal_topic(
 ) -> bool {
     let t = x.comp.topics[lt];
     let subs = &counts.subs[lt];
-    let bits: Vec<u64> = subs.iter().map(|&lm| x.member_bit[lm as usize]).collect();
+    let keepable = &x.keepable[t as usize];
+    let mut slot = std::mem::take(&mut deal.slot);
+    // Claims are on subscribers only (see `claims::previous_owners`): a claim's owner is
+    // found by its local index.
+    if !keepable.is_empty() {
+        for (i, &lm) in subs.iter().enumerate() {
+            slot[lm as usize] = i as u32;
+        }
+    }
     let topic = Topic {
         topic: t,
         masks: &masks[lt],
         subscribers: &x.problem.subscribers[t as usize],
-        bits: &bits,
+        local: subs,
+        member_bit: x.member_bit,
         floor: counts.floor[lt],
         chosen: &counts.chosen[lt],
-        keepable: &x.keepable[t as usize],
+        keepable,
     };
-    let at = |m: u32| subs.partition_point(|&y| (y as usize) < x.index.get(x.comp, m));
-    deal.topic(&topic, at, lists)
+    let at = |m: u32| slot[x.index.get(x.comp, m)] as usize;
+    let dealt = deal.topic(&topic, at, lists);
+    deal.slot = slot;
+    dealt
 }
 
 /// Applies exchange `e` (its topic's deal has been taken back). When its other topic is dealt
@@ -358,8 +383,10 @@ struct Topic<'a> {
     masks: &'a [u64],
     /// Sub(t): member indices, ascending.
     subscribers: &'a [u32],
-    /// Per subscriber: its rack's bit (0 without a rack).
-    bits: &'a [u64],
+    /// Per subscriber: its local member index.
+    local: &'a [u32],
+    /// Per local member: its rack's bit (0 without a rack).
+    member_bit: &'a [u64],
     floor: u32,
     /// Indices of the subscribers given one more, ascending.
     chosen: &'a [u32],
@@ -367,7 +394,8 @@ struct Topic<'a> {
     keepable: &'a [(i32, u32)],
 }
 
-/// Scratch space of the deal, reused across topics.
+/// Scratch space of the deal, reused across topics (a deal per topic: allocations per
+/// topic would cost more than the deal's own work on small topics).
 struct RackDeal {
     /// Per subscriber index: room left.
     room: Vec<u32>,
@@ -375,9 +403,23 @@ struct RackDeal {
     free: Vec<i32>,
     /// The current topic's left-over alignable partitions by mask, masks ascending.
     groups: Vec<(u64, Vec<i32>)>,
+    /// Emptied lists of groups, for the next masks.
+    spare: Vec<Vec<i32>>,
     flow: Transport,
     /// How many racks the component's members run in.
     racks: usize,
+    /// Per local member: its index among the current topic's subscribers (set only for
+    /// topics with keepable claims).
+    slot: Vec<u32>,
+    /// Per rack: the room its subscribers have left.
+    capacity: Vec<u64>,
+    /// Per group: its mask and its partitions left over.
+    masks: Vec<u64>,
+    supply: Vec<u64>,
+    /// Per rack: the partitions the small flow sends there, ascending.
+    buckets: Vec<Vec<i32>>,
+    /// Per rack: how many of its bucket's partitions are dealt.
+    cursor: Vec<usize>,
 }
 
 impl RackDeal {
@@ -427,48 +469,93 @@ impl RackDeal {
                         self.flow.unplaced = 0;
                         return false;
                     }
-                    self.groups.insert(g, (mask, vec![p]));
+                    let mut list = self.spare.pop().unwrap_or_default();
+                    list.push(p);
+                    self.groups.insert(g, (mask, list));
                 }
             }
         }
-        self.groups.retain(|g| !g.1.is_empty());
-        let mut capacity = vec![0u64; self.racks];
-        for (i, &bit) in x.bits.iter().enumerate() {
-            if bit != 0 {
-                capacity[bit.trailing_zeros() as usize] += u64::from(room[i]);
+        // The groups left empty go (their lists kept for later masks); the others keep
+        // their order.
+        let mut kept = 0;
+        for g in 0..self.groups.len() {
+            if self.groups[g].1.is_empty() {
+                self.spare.push(std::mem::take(&mut self.groups[g].1));
+            } else {
+                self.groups.swap(kept, g);
+                kept += 1;
             }
         }
-        let masks: Vec<u64> = self.groups.iter().map(|g| g.0).collect();
-        let supply: Vec<u64> = self.groups.iter().map(|g| g.1.len() as u64).collect();
-        if !self.flow.solve(&masks, &supply, &capacity) {
+        self.groups.truncate(kept);
+        // With f_t = 0 only the chosen subscribers have room: the passes below visit those
+        // (ascending, as the subscribers are) instead of every subscriber.
+        let visited = if x.floor == 0 {
+            x.chosen.len()
+        } else {
+            x.subscribers.len()
+        };
+        let at = |k: usize| {
+            if x.floor == 0 {
+                x.chosen[k] as usize
+            } else {
+                k
+            }
+        };
+        let bit = |i: usize| x.member_bit[x.local[i] as usize];
+        self.capacity.clear();
+        self.capacity.resize(self.racks, 0);
+        for i in (0..visited).map(at) {
+            if bit(i) != 0 {
+                self.capacity[bit(i).trailing_zeros() as usize] += u64::from(room[i]);
+            }
+        }
+        self.masks.clear();
+        self.masks.extend(self.groups.iter().map(|g| g.0));
+        self.supply.clear();
+        self.supply
+            .extend(self.groups.iter().map(|g| g.1.len() as u64));
+        if !self.flow.solve(&self.masks, &self.supply, &self.capacity) {
             return false;
         }
-        let mut taken = vec![0usize; self.groups.len()];
-        let mut bucket: Vec<i32> = Vec::new();
-        for r in 0..self.racks {
+        // Each group's partitions, in order, split over the racks in rack order.
+        for bucket in &mut self.buckets {
             bucket.clear();
-            for (g, group) in self.groups.iter().enumerate() {
+        }
+        for (g, group) in self.groups.iter().enumerate() {
+            let mut taken = 0;
+            for (r, bucket) in self.buckets.iter_mut().enumerate() {
                 let amount = self.flow.amount[g * self.racks + r] as usize;
-                bucket.extend_from_slice(&group.1[taken[g]..taken[g] + amount]);
-                taken[g] += amount;
-            }
-            if bucket.is_empty() {
-                continue;
-            }
-            bucket.sort_unstable();
-            let mut next = bucket.iter();
-            for (i, &m) in x.subscribers.iter().enumerate() {
-                if x.bits[i] != 1 << r || room[i] == 0 {
-                    continue;
-                }
-                let before = next.len();
-                lists[m as usize].extend(next.by_ref().take(room[i] as usize).map(|&p| (t, p)));
-                room[i] -= (before - next.len()) as u32;
+                bucket.extend_from_slice(&group.1[taken..taken + amount]);
+                taken += amount;
             }
         }
+        for bucket in &mut self.buckets {
+            // One group's share is in order already.
+            if !bucket.is_sorted() {
+                bucket.sort_unstable();
+            }
+        }
+        // In id order, each subscriber with room takes its rack's partitions, then the ones
+        // that cannot be aligned: a rack's partitions reach only its own subscribers, so this
+        // one pass deals them as a pass per rack followed by one for the rest would.
+        self.cursor.clear();
+        self.cursor.resize(self.racks, 0);
         let mut next = self.free.iter();
-        for (i, &m) in x.subscribers.iter().enumerate() {
-            lists[m as usize].extend(next.by_ref().take(room[i] as usize).map(|&p| (t, p)));
+        for i in (0..visited).map(at) {
+            let mut left = room[i] as usize;
+            if left == 0 {
+                continue;
+            }
+            let m = x.subscribers[i];
+            if bit(i) != 0 {
+                let r = bit(i).trailing_zeros() as usize;
+                let bucket = &self.buckets[r][self.cursor[r]..];
+                let take = left.min(bucket.len());
+                lists[m as usize].extend(bucket[..take].iter().map(|&p| (t, p)));
+                self.cursor[r] += take;
+                left -= take;
+            }
+            lists[m as usize].extend(next.by_ref().take(left).map(|&p| (t, p)));
         }
         debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
         true
