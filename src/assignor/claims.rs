@@ -25,15 +25,25 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
     let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     let mut subscribed = vec![u32::MAX; problem.topics.len()];
     for (m, member) in problem.members.iter().enumerate() {
+        if member.owned.is_empty() {
+            continue;
+        }
         let m = m as u32;
         // Which topics the member subscribes to, by topic index (`subscribed[t] == m`).
         for &t in &problem.subscriptions[m as usize] {
             subscribed[t as usize] = m;
         }
+        // A member's claims usually name topics in ascending order, often at a steady stride
+        // (a spread assignment gives it a partition of every k-th topic) or one apart: those
+        // indices are tried before the name table (a guess is only a shortcut: the lookup
+        // checks it).
+        let (mut last, mut stride) = (u32::MAX, 1u32);
         for owned in &member.owned {
-            let Some(t) = problem.topic_index(&owned.topic) else {
+            let guesses = [last.wrapping_add(stride), last.wrapping_add(1)];
+            let Some(t) = problem.topic_index_guessing(&owned.topic, guesses) else {
                 continue;
             };
+            (last, stride) = (t, t.wrapping_sub(last));
             if subscribed[t as usize] != m {
                 continue;
             }
@@ -44,9 +54,8 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
                 slot.resize(problem.partitions(t) as usize, (i32::MIN, UNCLAIMED));
             }
             for &p in &owned.partitions {
-                let Some((generation, owner)) =
-                    usize::try_from(p).ok().and_then(|p| slot.get_mut(p))
-                else {
+                // A negative partition becomes at least 2^31, out of range like a large one.
+                let Some((generation, owner)) = slot.get_mut(p as u32 as usize) else {
                     continue;
                 };
                 if *owner == UNCLAIMED || member.generation > *generation {
@@ -59,15 +68,15 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
         }
     }
     // Each topic's slots become its list in place: the list is never longer than the slots
-    // and entry p is written at or before position p, after slot p was read.
+    // and entry p is written at or before position p, after slot p was read. Every slot is
+    // written and only owned ones are kept (members are below TIED), without a branch on
+    // which.
     for slot in &mut slots {
         let mut len = 0;
         for p in 0..slot.len() {
             let owner = slot[p].1;
-            if owner != UNCLAIMED && owner != TIED {
-                slot[len] = (p as i32, owner);
-                len += 1;
-            }
+            slot[len] = (p as i32, owner);
+            len += usize::from(owner < TIED);
         }
         slot.truncate(len);
     }
