@@ -25,15 +25,25 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
     let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     let mut subscribed = vec![u32::MAX; problem.topics.len()];
     for (m, member) in problem.members.iter().enumerate() {
+        if member.owned.is_empty() {
+            continue;
+        }
         let m = m as u32;
         // Which topics the member subscribes to, by topic index (`subscribed[t] == m`).
         for &t in &problem.subscriptions[m as usize] {
             subscribed[t as usize] = m;
         }
+        // A member's claims usually name topics in ascending order, often at a steady stride
+        // (a spread assignment gives it a partition of every k-th topic) or one apart: those
+        // indices are tried before the name table (a guess is only a shortcut: the lookup
+        // checks it).
+        let (mut last, mut stride) = (u32::MAX, 1u32);
         for owned in &member.owned {
-            let Some(t) = problem.topic_index(&owned.topic) else {
+            let guesses = [last.wrapping_add(stride), last.wrapping_add(1)];
+            let Some(t) = problem.topic_index_guessing(&owned.topic, guesses) else {
                 continue;
             };
+            (last, stride) = (t, t.wrapping_sub(last));
             if subscribed[t as usize] != m {
                 continue;
             }
@@ -44,9 +54,8 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
                 slot.resize(problem.partitions(t) as usize, (i32::MIN, UNCLAIMED));
             }
             for &p in &owned.partitions {
-                let Some((generation, owner)) =
-                    usize::try_from(p).ok().and_then(|p| slot.get_mut(p))
-                else {
+                // A negative partition becomes at least 2^31, out of range like a large one.
+                let Some((generation, owner)) = slot.get_mut(p as u32 as usize) else {
                     continue;
                 };
                 if *owner == UNCLAIMED || member.generation > *generation {
@@ -59,17 +68,147 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
         }
     }
     // Each topic's slots become its list in place: the list is never longer than the slots
-    // and entry p is written at or before position p, after slot p was read.
+    // and entry p is written at or before position p, after slot p was read. Every slot is
+    // written and only owned ones are kept (members are below TIED), without a branch on
+    // which.
     for slot in &mut slots {
         let mut len = 0;
         for p in 0..slot.len() {
             let owner = slot[p].1;
-            if owner != UNCLAIMED && owner != TIED {
-                slot[len] = (p as i32, owner);
-                len += 1;
-            }
+            slot[len] = (p as i32, owner);
+            #[cfg(test)]
+            let owner = if planted::TIED_KEPT.get() && owner == TIED {
+                0
+            } else {
+                owner
+            };
+            len += usize::from(owner < TIED);
         }
         slot.truncate(len);
     }
     slots
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::previous_owners`] keeps a tied partition, as owned by member 0.
+        pub(crate) static TIED_KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::{planted, previous_owners};
+    use crate::assignor::problem::Problem;
+    use crate::assignor::tests::Rng;
+    use crate::assignor::{GroupSpec, MemberSpec, OwnedPartitions, TopicSpec};
+
+    /// A group whose claims are often stale or conflicting: unknown and unsubscribed topics,
+    /// partitions out of range or negative, repeats, a few generations (so ties happen), and
+    /// claims sometimes in topic order at a stride, sometimes shuffled.
+    fn claimed(seed: u64) -> GroupSpec {
+        let mut rng = Rng(seed);
+        let names: Vec<String> = (0..6).map(|t| format!("T{t}")).collect();
+        let topics = names
+            .iter()
+            .map(|name| TopicSpec {
+                name: name.clone(),
+                partitions: rng.below(5) as i64,
+                replica_racks: None,
+            })
+            .collect();
+        let members = (0..1 + rng.below(7))
+            .map(|m| {
+                let mut subscriptions: Vec<String> = names
+                    .iter()
+                    .filter(|_| rng.below(4) != 0)
+                    .cloned()
+                    .collect();
+                subscriptions.push("unknown".to_owned());
+                let stride = 1 + rng.below(3) as usize;
+                let mut owned: Vec<OwnedPartitions> = (rng.below(2) as usize..8)
+                    .step_by(stride)
+                    .map(|t| OwnedPartitions {
+                        topic: names
+                            .get(t)
+                            .cloned()
+                            .unwrap_or_else(|| "unknown".to_owned()),
+                        partitions: (0..rng.below(4)).map(|_| rng.below(7) as i32 - 1).collect(),
+                    })
+                    .collect();
+                if rng.below(2) == 0 {
+                    owned.reverse();
+                }
+                MemberSpec {
+                    id: format!("M{m}"),
+                    rack: None,
+                    subscriptions,
+                    owned,
+                    generation: [-1, 3, 4][rng.below(3) as usize],
+                }
+            })
+            .collect();
+        GroupSpec {
+            rack_aware: false,
+            topics,
+            members,
+        }
+    }
+
+    /// Whether [`previous_owners`] agrees with the rule read literally: per partition in
+    /// range, among the claims of members subscribing to its topic, the highest generation
+    /// wins if a single member claims it at that generation.
+    fn agrees(spec: &GroupSpec) -> bool {
+        let problem = Problem::new(spec);
+        let mut best: BTreeMap<(u32, i32), (i32, Vec<u32>)> = BTreeMap::new();
+        for (m, member) in problem.members.iter().enumerate() {
+            for owned in &member.owned {
+                let Some(t) = problem.topic_index(&owned.topic) else {
+                    continue;
+                };
+                if !member.subscriptions.contains(&owned.topic) {
+                    continue;
+                }
+                for &p in &owned.partitions {
+                    if p < 0 || p as u32 >= problem.partitions(t) {
+                        continue;
+                    }
+                    let entry = best
+                        .entry((t, p))
+                        .or_insert((member.generation, Vec::new()));
+                    if member.generation > entry.0 {
+                        *entry = (member.generation, Vec::new());
+                    }
+                    if member.generation == entry.0 && !entry.1.contains(&(m as u32)) {
+                        entry.1.push(m as u32);
+                    }
+                }
+            }
+        }
+        let mut want = vec![Vec::new(); problem.topics.len()];
+        for ((t, p), (_, claimants)) in best {
+            if let [m] = claimants[..] {
+                want[t as usize].push((p, m));
+            }
+        }
+        previous_owners(&problem) == want
+    }
+
+    #[test]
+    fn owners_follow_the_claim_rule() {
+        assert!((0..500).all(|seed| agrees(&claimed(seed))));
+    }
+
+    #[test]
+    fn keeping_a_tied_partition_is_caught() {
+        planted::TIED_KEPT.set(true);
+        let caught = (0..500).filter(|&seed| !agrees(&claimed(seed))).count();
+        planted::TIED_KEPT.set(false);
+        println!("a tied partition kept caught in {caught} of 500");
+        assert!(caught >= 50, "only {caught} caught");
+    }
 }

@@ -126,6 +126,13 @@ impl<'a> Problem<'a> {
         self.topic_ids.get(name)
     }
 
+    /// [`Problem::topic_index`], trying the indices `guesses` first (exact whatever they are;
+    /// cheaper when one is right).
+    #[inline]
+    pub fn topic_index_guessing(&self, name: &str, guesses: [u32; 2]) -> Option<u32> {
+        self.topic_ids.get_guessing(name, guesses)
+    }
+
     /// Topic `t`'s partition count (validated to fit in `0..=2^24`).
     pub fn partitions(&self, t: u32) -> u32 {
         self.topics[t as usize].partitions as u32

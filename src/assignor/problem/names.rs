@@ -110,6 +110,8 @@ pub(crate) fn same_lists(a: &[String], b: &[String]) -> bool {
 pub(crate) struct NameIndex<'a> {
     /// [`pack`]ed name → index, for the names of at most [`PACKED_BYTES`] bytes.
     packed: FxHashMap<u128, u32>,
+    /// Index → name, to check a guessed index.
+    names: Vec<&'a str>,
     /// Name → index, for the names longer than [`PACKED_BYTES`].
     long: FxHashMap<&'a str, u32>,
 }
@@ -119,6 +121,7 @@ impl<'a> NameIndex<'a> {
     pub fn new(names: impl ExactSizeIterator<Item = &'a str>) -> NameIndex<'a> {
         let mut index = NameIndex {
             packed: FxHashMap::with_capacity_and_hasher(names.len(), Default::default()),
+            names: Vec::with_capacity(names.len()),
             long: FxHashMap::default(),
         };
         for (i, name) in names.enumerate() {
@@ -126,6 +129,7 @@ impl<'a> NameIndex<'a> {
                 Some(key) => index.packed.insert(key, i as u32),
                 None => index.long.insert(name, i as u32),
             };
+            index.names.push(name);
         }
         index
     }
@@ -137,6 +141,26 @@ impl<'a> NameIndex<'a> {
             Some(key) => self.packed.get(&key).copied(),
             None => self.long_index(name),
         }
+    }
+
+    /// [`NameIndex::get`], trying the indices `guesses` first: a right guess costs a
+    /// comparison of two names ([`same`]) where the table costs packing, hashing and a probe.
+    /// Exact whatever the guesses (out of range ones included): the names are distinct, so
+    /// `name` equals name `g` only if its index is `g`.
+    #[inline]
+    pub fn get_guessing(&self, name: &str, guesses: [u32; 2]) -> Option<u32> {
+        for g in guesses {
+            if let Some(&known) = self.names.get(g as usize) {
+                #[cfg(test)]
+                if planted::GUESS_TRUSTED.get() {
+                    return Some(g);
+                }
+                if same(known, name) {
+                    return Some(g);
+                }
+            }
+        }
+        self.get(name)
     }
 
     /// [`NameIndex::get`] of a name longer than [`PACKED_BYTES`], kept out of line so that
@@ -156,6 +180,8 @@ pub(crate) mod planted {
         pub(crate) static LENGTH_DROPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         /// [`super::same`] compares the first word of names alone, not the last.
         pub(crate) static HEAD_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::NameIndex::get_guessing`] takes a guess in range without checking it.
+        pub(crate) static GUESS_TRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 
@@ -239,6 +265,18 @@ mod tests {
                 .iter()
                 .filter(|n| index.get(n) != plain.get(n.as_str()).copied())
                 .count();
+            // Guesses right, wrong, and out of range, in either position.
+            let span = indexed.len() as u64 + 2;
+            for n in &names {
+                let right = plain.get(n.as_str()).copied().unwrap_or(u32::MAX);
+                let other = rng.below(span) as u32;
+                let guesses = match rng.below(3) {
+                    0 => [right, other],
+                    1 => [other, right],
+                    _ => [other, rng.below(span) as u32],
+                };
+                wrong += usize::from(index.get_guessing(n, guesses) != index.get(n));
+            }
             // Every pair of names of one length (the others differ in their lengths alone),
             // as one-name lists, and random lists of up to two names.
             for a in &names {
@@ -274,6 +312,15 @@ mod tests {
         let wrong = disagreements(0x5eed, 300);
         planted::LENGTH_DROPPED.set(false);
         println!("packing without the length: {wrong} disagreements");
+        assert!(wrong >= 100, "only {wrong} disagreements");
+    }
+
+    #[test]
+    fn an_unchecked_guess_is_caught() {
+        planted::GUESS_TRUSTED.set(true);
+        let wrong = disagreements(0x5eed, 300);
+        planted::GUESS_TRUSTED.set(false);
+        println!("an unchecked guess: {wrong} disagreements");
         assert!(wrong >= 100, "only {wrong} disagreements");
     }
 
