@@ -23,7 +23,11 @@
 //! The partitions left over are placed per topic by the rack-aware path's small maximum flow
 //! ([`Transport`]): alignable ones grouped by the racks of the topic's subscribers among
 //! their replicas (a bit mask), each group to the racks of its mask, each rack up to the room
-//! its subscribers have left. When it cannot place them all, extras of that topic move from
+//! its subscribers have left. When it cannot place them all, the topic is first dealt again
+//! with the same counts, members keeping first the claims whose masks lie within the full
+//! racks the stuck groups reach (`reached`), so that the claims they free can go elsewhere: a
+//! member keeps min(k_tm, c_tm) claims either way, so every bound of step 3 still holds. When
+//! that does not place them all either, extras of that topic move from
 //! chosen members in racks the stuck groups cannot use to unchosen members in racks they can
 //! ([`swap_extras`]): each from a member u at load L + 1 to a member v at load L, so that the
 //! two loads trade places; u gains nothing from it (k_tu ≤ f_t) or, when no such move
@@ -56,7 +60,8 @@
 //! topic: givers that gain nothing before gaining ones, then the first giver and the first
 //! receiver in subscriber order; across topics: as [`exchange`] says); then, per topic: each
 //! member keeps
-//! its keepable partitions up to c_tm, lowest numbers first; the small flow splits every group
+//! its keepable partitions up to c_tm, lowest numbers first (after a failed deal of the
+//! topic: first those whose masks lie within the racks it found full, then the others); the small flow splits every group
 //! over racks (its own order: groups in mask order, racks in name order); each rack's
 //! partitions, ascending, fill its subscribers with room in id order; the partitions that
 //! cannot be aligned, ascending, fill the room left in id order. All of it reads only the
@@ -92,6 +97,10 @@ thread_local! {
     pub(crate) static CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, every claim counted as keepable.
     pub(crate) static ALL_KEEPABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the deals tried again keeping claims within the full racks first.
+    pub(crate) static KEPT_WITHIN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: a planted fault, claims kept first take no room.
+    pub(crate) static EARLY_FREE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: the gaining extras [`swap_extras`] traded to gaining receivers.
     pub(crate) static TRADED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, [`swap_extras`] trades gaining extras to receivers as
@@ -185,6 +194,7 @@ pub(crate) fn assign(
         member_bit: &member_bit,
         keepable: &keepable,
         held: vec![std::cell::OnceCell::new(); comp.topics.len()],
+        keep_within: vec![std::cell::Cell::new(0); comp.topics.len()],
     };
     let mut refused: Vec<Exchange> = Vec::new();
     let mut exchanges = 0;
@@ -202,6 +212,15 @@ pub(crate) fn assign(
             }
             for (&m, &len) in subscribers.iter().zip(&lengths) {
                 lists[m as usize].truncate(len);
+            }
+            // First the same counts again, members keeping first the claims that only the
+            // stuck racks can align (freeing others).
+            let within = scope.keep_within[lt].get();
+            if deal.flow.reached & !within != 0 {
+                #[cfg(test)]
+                KEPT_WITHIN.with(|c| c.set(c.get() + 1));
+                scope.keep_within[lt].set(within | deal.flow.reached);
+                continue;
             }
             let mut moved =
                 rounds < MAX_SWAP_ROUNDS && swap_extras(&scope, &mut counts, lt, &deal.flow);
@@ -269,6 +288,7 @@ fn deal_topic(
         floor: counts.floor[lt],
         chosen: &counts.chosen[lt],
         keepable: &x.keepable[t as usize],
+        keep_within: x.keep_within[lt].get(),
     };
     let at = |m: u32| subs.partition_point(|&y| (y as usize) < x.index.get(x.comp, m));
     deal.topic(&topic, at, lists)
@@ -393,6 +413,8 @@ struct Topic<'a> {
     chosen: &'a [u32],
     /// The keepable claims: (partition, member), ascending by partition.
     keepable: &'a [(i32, u32)],
+    /// Racks whose claims are kept first (see [`Scope::keep_within`]).
+    keep_within: u64,
 }
 
 /// Scratch space of the deal, reused across topics.
@@ -428,13 +450,34 @@ impl RackDeal {
         for group in &mut self.groups {
             group.1.clear();
         }
-        let mut claims = x.keepable.iter().peekable();
+        // Claims whose masks lie within `keep_within` take their owners' room first.
+        let mut early: Vec<bool> = Vec::new();
+        if x.keep_within != 0 {
+            #[cfg(test)]
+            let taken = u32::from(!EARLY_FREE.with(std::cell::Cell::get));
+            #[cfg(not(test))]
+            let taken = 1;
+            early.resize(x.keepable.len(), false);
+            for (c, &(p, m)) in x.keepable.iter().enumerate() {
+                let mask = x.masks[p as usize];
+                let i = index(m);
+                if mask != 0 && mask & !x.keep_within == 0 && room[i] > 0 {
+                    room[i] -= taken;
+                    early[c] = true;
+                }
+            }
+        }
+        let mut claims = x.keepable.iter().enumerate().peekable();
         for (p, &mask) in x.masks.iter().enumerate() {
             let p = p as i32;
-            if let Some(&&(claimed, m)) = claims.peek()
+            if let Some(&(c, &(claimed, m))) = claims.peek()
                 && claimed == p
             {
                 claims.next();
+                if early.get(c) == Some(&true) {
+                    lists[m as usize].push((t, p));
+                    continue;
+                }
                 let i = index(m);
                 if room[i] > 0 {
                     room[i] -= 1;

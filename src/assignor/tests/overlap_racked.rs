@@ -5,10 +5,14 @@
 //! groups of many small topics (the benchmark's shape), and two planted faults in them (the
 //! receiver handing nothing back, a gaining extra given up) are caught. Trades of gaining
 //! extras between gaining members certify joins of benchmark-like groups, and trading
-//! them between members of equal loads (a planted fault: balance gets worse) is caught.
+//! them between members of equal loads (a planted fault: balance gets worse) is caught. Deals
+//! tried again keeping first the claims only the full racks can align certify joins too, and
+//! claims kept first without taking room (a planted fault) is caught.
 
 use super::super::overlap::racked::exchange::{EXCHANGED, GAINING_GIVEN, ONE_SIDED};
-use super::super::overlap::racked::{ALL_KEEPABLE, CERTIFIED, EQUAL_LOADS, TRADED, TRIED};
+use super::super::overlap::racked::{
+    ALL_KEEPABLE, CERTIFIED, EARLY_FREE, EQUAL_LOADS, KEPT_WITHIN, TRADED, TRIED,
+};
 use super::super::*;
 use super::oracle::{Rng, checked_against_flow};
 use super::overlap::{
@@ -238,5 +242,32 @@ fn input_order_changes_nothing_with_gaining_trades() {
 fn gaining_extras_traded_between_equal_loads_are_caught() {
     let caught = caught_with(&EQUAL_LOADS, &bench_joins(107, 120));
     println!("gaining extras traded between equal loads: caught on {caught} of 120");
+    assert!(caught >= 3, "caught {caught}");
+}
+
+#[test]
+fn keeping_claims_within_full_racks_first_certifies_joins_optimally() {
+    let (mut retried, mut certified) = ([0usize; 2], [0usize; 2]);
+    for (case, spec) in bench_joins(109, 120).iter().enumerate() {
+        let before = (count(&KEPT_WITHIN), count(&CERTIFIED));
+        checked_against_flow(case, spec);
+        let at = (count(&KEPT_WITHIN) > before.0, count(&CERTIFIED) > before.1);
+        retried[case % 2] += usize::from(at.0);
+        certified[case % 2] += usize::from(at.0 && at.1);
+    }
+    println!(
+        "deals tried again keeping claims within full racks first on (joins, leaves; of 60 \
+         each) {retried:?}, certified {certified:?}"
+    );
+    assert!(
+        certified[0] >= 10,
+        "tried {retried:?}, certified {certified:?}"
+    );
+}
+
+#[test]
+fn claims_kept_first_without_taking_room_are_caught() {
+    let caught = caught_with(&EARLY_FREE, &bench_joins(111, 120));
+    println!("claims kept first without taking room: caught on {caught} of 120");
     assert!(caught >= 3, "caught {caught}");
 }

@@ -67,6 +67,11 @@ pub(super) struct Scope<'a, 'p> {
     /// Per local topic, per subscriber index: its keepable claims, counted on the topic's
     /// first use (topics no exchange looks at never pay for it).
     pub held: Vec<std::cell::OnceCell<Vec<u32>>>,
+    /// Per local topic: racks such that a member keeps first its claims whose masks lie
+    /// within them (0: lowest numbers first). Set after a deal of the topic failed with
+    /// those racks full; which claims a member keeps changes neither its count nor how many
+    /// it keeps, only which partitions are left over.
+    pub keep_within: Vec<std::cell::Cell<u64>>,
 }
 
 impl Scope<'_, '_> {
