@@ -23,9 +23,11 @@
 //! The partitions left over are placed per topic by the rack-aware path's small maximum flow
 //! ([`Transport`]): alignable ones grouped by the racks of the topic's subscribers among
 //! their replicas (a bit mask), each group to the racks of its mask, each rack up to the room
-//! its subscribers have left. When it cannot place them all, the topic is first dealt again
-//! with the same counts, members keeping first the claims whose masks lie within the full
-//! racks the stuck groups reach (`reached`), so that the claims they free can go elsewhere: a
+//! its subscribers have left. When it cannot place them all and some claim left over for
+//! want of its owner's room has a mask within the full racks the stuck groups reach
+//! (`reached`), the topic is first dealt again with the same counts, members keeping first
+//! the claims whose masks lie within those racks, so that the claims they free can go
+//! elsewhere: a
 //! member keeps min(k_tm, c_tm) claims either way, so every bound of step 3 still holds. When
 //! that does not place them all either, extras of that topic move from
 //! chosen members in racks the stuck groups cannot use to unchosen members in racks they can
@@ -183,6 +185,7 @@ pub(crate) fn assign(
     let mut deal = RackDeal {
         room: vec![0; counts.widest],
         free: Vec::new(),
+        released: Vec::new(),
         groups: Vec::new(),
         flow: Transport::default(),
         racks: racks.len(),
@@ -214,9 +217,11 @@ pub(crate) fn assign(
                 lists[m as usize].truncate(len);
             }
             // First the same counts again, members keeping first the claims that only the
-            // stuck racks can align (freeing others).
+            // stuck racks can align (freeing others), when such a claim was left over.
             let within = scope.keep_within[lt].get();
-            if deal.flow.reached & !within != 0 {
+            let reached = deal.flow.reached;
+            if reached & !within != 0 && deal.released.iter().any(|&m| m != 0 && m & !reached == 0)
+            {
                 #[cfg(test)]
                 KEPT_WITHIN.with(|c| c.set(c.get() + 1));
                 scope.keep_within[lt].set(within | deal.flow.reached);
@@ -428,6 +433,8 @@ struct RackDeal {
     flow: Transport,
     /// How many racks the component's members run in.
     racks: usize,
+    /// The current topic's masks of keepable claims left over for want of their owners' room.
+    released: Vec<u64>,
 }
 
 impl RackDeal {
@@ -447,6 +454,7 @@ impl RackDeal {
             room[i as usize] += 1;
         }
         self.free.clear();
+        self.released.clear();
         for group in &mut self.groups {
             group.1.clear();
         }
@@ -484,6 +492,7 @@ impl RackDeal {
                     lists[m as usize].push((t, p));
                     continue;
                 }
+                self.released.push(mask);
             }
             if mask == 0 {
                 self.free.push(p);
