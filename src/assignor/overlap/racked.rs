@@ -23,15 +23,27 @@
 //! The partitions left over are placed per topic by the rack-aware path's small maximum flow
 //! ([`Transport`]): alignable ones grouped by the racks of the topic's subscribers among
 //! their replicas (a bit mask), each group to the racks of its mask, each rack up to the room
-//! its subscribers have left. When it cannot place them all, extras of that topic move from
+//! its subscribers have left. When it cannot place them all and some claim left over for
+//! want of its owner's room has a mask within the full racks the stuck groups reach
+//! (`reached`), the topic is first dealt again with the same counts, members keeping first
+//! the claims whose masks lie within those racks, so that the claims they free can go
+//! elsewhere: a
+//! member keeps min(k_tm, c_tm) claims either way, so every bound of step 3 still holds. When
+//! that does not place them all either, extras of that topic move from
 //! chosen members in racks the stuck groups cannot use to unchosen members in racks they can
-//! ([`swap_extras`]): each from a member at load L + 1 that gains nothing from it to one at
-//! load L, so that the two loads trade places. The multiset of loads and the gaining cells
-//! used are unchanged, so the counts stay optimal for step 3, and the topic is dealt again
+//! ([`swap_extras`]): each from a member u at load L + 1 to a member v at load L, so that the
+//! two loads trade places; u gains nothing from it (k_tu ≤ f_t) or, when no such move
+//! exists, both gain (k_tu > f_t and k_tv > f_t). The latter is a join's case: the member
+//! left without the topic's partition may hold a claim the joiner's rack cannot align, while
+//! the one in the joiner's rack that could free an alignable claim gains from its extra. The
+//! move changes Σ min(k_tm, c_tm) by [k_tv > f_t] − [k_tu > f_t], which is 0 in both cases
+//! (it cannot be positive: the counts of [`super::choose`] maximise it), and keeps the
+//! multiset of loads, so the counts stay optimal for step 3, and the topic is dealt again
 //! (a few rounds at most). Where no such pair exists (every load equal, as in a full
 //! assignment), two members trade extras of two topics ([`exchange`]): u hands its extra of
 //! the stuck topic to v, v hands u its extra of another topic both subscribe to, neither
-//! giving up a gaining cell. Every load stays as it was and no gaining cell is lost, so the
+//! giving up a gaining cell or, failing such a pair, giving up no more gaining cells than
+//! they receive. Every load stays as it was and no gaining cell is lost on balance, so the
 //! counts stay optimal for step 3 again; the other topic is dealt (again, if it was dealt
 //! already) with the new counts, and the exchange is taken back when that fails. At most
 //! [`MAX_EXCHANGES`] are tried per component. When none helps either, or a topic's
@@ -47,9 +59,11 @@
 //! # Tie rule (objective 6)
 //!
 //! The extras of [`super::choose`] on the keepable claims, with the exchanges above (within a
-//! topic: the first giver and the first receiver in subscriber order; across topics: as
-//! [`exchange`] says); then, per topic: each member keeps
-//! its keepable partitions up to c_tm, lowest numbers first; the small flow splits every group
+//! topic: givers that gain nothing before gaining ones, then the first giver and the first
+//! receiver in subscriber order; across topics: as [`exchange`] says); then, per topic: each
+//! member keeps
+//! its keepable partitions up to c_tm, lowest numbers first (after a failed deal of the
+//! topic: first those whose masks lie within the racks it found full, then the others); the small flow splits every group
 //! over racks (its own order: groups in mask order, racks in name order); each rack's
 //! partitions, ascending, fill its subscribers with room in id order; the partitions that
 //! cannot be aligned, ascending, fill the room left in id order. All of it reads only the
@@ -85,6 +99,15 @@ thread_local! {
     pub(crate) static CERTIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: a planted fault, every claim counted as keepable.
     pub(crate) static ALL_KEEPABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the deals tried again keeping claims within the full racks first.
+    pub(crate) static KEPT_WITHIN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: a planted fault, claims kept first take no room.
+    pub(crate) static EARLY_FREE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: the gaining extras [`swap_extras`] traded to gaining receivers.
+    pub(crate) static TRADED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: a planted fault, [`swap_extras`] trades gaining extras to receivers as
+    /// heavy as the giver (not one lighter).
+    pub(crate) static EQUAL_LOADS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Whether this path applies to `comp`: its members do not all subscribe to the same topics,
@@ -168,6 +191,7 @@ pub(crate) fn assign(
     let mut deal = RackDeal {
         room: vec![0; counts.widest],
         free: Vec::new(),
+        released: Vec::new(),
         groups: Vec::new(),
         spare: Vec::new(),
         flow: Transport::default(),
@@ -186,6 +210,7 @@ pub(crate) fn assign(
         member_bit: &member_bit,
         keepable: &keepable,
         held: vec![std::cell::OnceCell::new(); comp.topics.len()],
+        keep_within: vec![std::cell::Cell::new(0); comp.topics.len()],
     };
     let mut refused: Vec<Exchange> = Vec::new();
     let mut exchanges = 0;
@@ -204,6 +229,17 @@ pub(crate) fn assign(
                 while list.last().is_some_and(|&(y, _)| y == t) {
                     list.pop();
                 }
+            }
+            // First the same counts again, members keeping first the claims that only the
+            // stuck racks can align (freeing others), when such a claim was left over.
+            let within = scope.keep_within[lt].get();
+            let reached = deal.flow.reached;
+            if reached & !within != 0 && deal.released.iter().any(|&m| m != 0 && m & !reached == 0)
+            {
+                #[cfg(test)]
+                KEPT_WITHIN.with(|c| c.set(c.get() + 1));
+                scope.keep_within[lt].set(within | deal.flow.reached);
+                continue;
             }
             let mut moved =
                 rounds < MAX_SWAP_ROUNDS && swap_extras(&scope, &mut counts, lt, &deal.flow);
@@ -280,6 +316,7 @@ fn deal_topic(
         floor: counts.floor[lt],
         chosen: &counts.chosen[lt],
         keepable,
+        keep_within: x.keep_within[lt].get(),
     };
     let at = |m: u32| slot[x.index.get(x.comp, m)] as usize;
     let dealt = deal.topic(&topic, at, lists);
@@ -328,10 +365,11 @@ fn exchange_with(
 /// After topic `lt`'s deal failed with `flow` unable to place some alignable partitions,
 /// moves up to `flow.unplaced` of its extras from chosen members whose rack is not among
 /// `flow.reached` (the full racks the unplaced groups can reach) to unchosen ones in those
-/// racks, each from a member at load L + 1 to one at load L that gains nothing from it:
-/// the two loads trade places, so the multiset of loads (balance) and the gaining cells used
-/// (more than f_t keepable claims marks one) stay as they were, and the counts stay optimal
-/// for both. Returns whether any extra moved.
+/// racks, each from a member at load L + 1 to one at load L: the two loads trade places, so
+/// the multiset of loads (balance) stays as it was. The giver gains nothing from its extra
+/// (at most f_t keepable claims) or, only where no such move exists, giver and receiver both
+/// gain from it, so the gaining cells used (Σ min(k_tm, c_tm)) stay as they were and the
+/// counts stay optimal for both. Returns whether any extra moved.
 fn swap_extras(x: &Scope<'_, '_>, counts: &mut Counts, lt: usize, flow: &Transport) -> bool {
     let t = x.comp.topics[lt];
     let f = counts.floor[lt];
@@ -347,23 +385,38 @@ fn swap_extras(x: &Scope<'_, '_>, counts: &mut Counts, lt: usize, flow: &Transpo
         chosen[i as usize] = true;
     }
     // Receivers by load (the first in subscriber order for each load), then the first giver
-    // with a receiver one unit lighter: one pass over each list per exchange.
+    // with a receiver one unit lighter: one pass over each list per move. A giver that gains
+    // nothing first; failing that, a gaining giver to a gaining receiver.
+    let gains = |i: usize| kept[i] > f;
+    #[cfg(test)]
+    let equal = EQUAL_LOADS.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let equal = false;
     let mut moved = 0;
     while moved < flow.unplaced {
-        let mut receivers: std::collections::BTreeMap<i64, usize> =
-            std::collections::BTreeMap::new();
-        for v in (0..subs.len()).filter(|&v| !chosen[v] && bits[v] & flow.reached != 0) {
-            receivers.entry(load[subs[v] as usize]).or_insert(v);
-        }
-        let found = (0..subs.len())
-            .filter(|&u| chosen[u] && bits[u] & flow.reached == 0 && kept[u] <= f)
-            .find_map(|u| {
-                let lighter = load[subs[u] as usize] - 1;
-                receivers.get(&lighter).map(|&v| (u, v))
-            });
+        let pair = |load: &[i64], giver_gains: bool| {
+            let mut receivers: std::collections::BTreeMap<i64, usize> =
+                std::collections::BTreeMap::new();
+            for v in (0..subs.len()).filter(|&v| {
+                !chosen[v] && bits[v] & flow.reached != 0 && (!giver_gains || gains(v))
+            }) {
+                receivers.entry(load[subs[v] as usize]).or_insert(v);
+            }
+            (0..subs.len())
+                .filter(|&u| chosen[u] && bits[u] & flow.reached == 0 && gains(u) == giver_gains)
+                .find_map(|u| {
+                    let lighter = load[subs[u] as usize] - i64::from(!(giver_gains && equal));
+                    receivers.get(&lighter).map(|&v| (u, v))
+                })
+        };
+        let found = pair(load, false).or_else(|| pair(load, true));
         let Some((u, v)) = found else {
             break;
         };
+        #[cfg(test)]
+        if gains(u) {
+            TRADED.with(|c| c.set(c.get() + 1));
+        }
         chosen[u] = false;
         chosen[v] = true;
         load[subs[u] as usize] -= 1;
@@ -392,6 +445,8 @@ struct Topic<'a> {
     chosen: &'a [u32],
     /// The keepable claims: (partition, member), ascending by partition.
     keepable: &'a [(i32, u32)],
+    /// Racks whose claims are kept first (see [`Scope::keep_within`]).
+    keep_within: u64,
 }
 
 /// Scratch space of the deal, reused across topics (a deal per topic: allocations per
@@ -420,6 +475,8 @@ struct RackDeal {
     buckets: Vec<Vec<i32>>,
     /// Per rack: how many of its bucket's partitions are dealt.
     cursor: Vec<usize>,
+    /// The current topic's masks of keepable claims left over for want of their owners' room.
+    released: Vec<u64>,
 }
 
 impl RackDeal {
@@ -439,22 +496,45 @@ impl RackDeal {
             room[i as usize] += 1;
         }
         self.free.clear();
+        self.released.clear();
         for group in &mut self.groups {
             group.1.clear();
         }
-        let mut claims = x.keepable.iter().peekable();
+        // Claims whose masks lie within `keep_within` take their owners' room first.
+        let mut early: Vec<bool> = Vec::new();
+        if x.keep_within != 0 {
+            #[cfg(test)]
+            let taken = u32::from(!EARLY_FREE.with(std::cell::Cell::get));
+            #[cfg(not(test))]
+            let taken = 1;
+            early.resize(x.keepable.len(), false);
+            for (c, &(p, m)) in x.keepable.iter().enumerate() {
+                let mask = x.masks[p as usize];
+                let i = index(m);
+                if mask != 0 && mask & !x.keep_within == 0 && room[i] > 0 {
+                    room[i] -= taken;
+                    early[c] = true;
+                }
+            }
+        }
+        let mut claims = x.keepable.iter().enumerate().peekable();
         for (p, &mask) in x.masks.iter().enumerate() {
             let p = p as i32;
-            if let Some(&&(claimed, m)) = claims.peek()
+            if let Some(&(c, &(claimed, m))) = claims.peek()
                 && claimed == p
             {
                 claims.next();
+                if early.get(c) == Some(&true) {
+                    lists[m as usize].push((t, p));
+                    continue;
+                }
                 let i = index(m);
                 if room[i] > 0 {
                     room[i] -= 1;
                     lists[m as usize].push((t, p));
                     continue;
                 }
+                self.released.push(mask);
             }
             if mask == 0 {
                 self.free.push(p);

@@ -3,10 +3,16 @@
 //! good share of benchmark-like groups; input order changes nothing; counting every claim as
 //! keepable (a planted fault) is caught. Exchanges of extras across topics certify full
 //! groups of many small topics (the benchmark's shape), and two planted faults in them (the
-//! receiver handing nothing back, a gaining extra given up) are caught.
+//! receiver handing nothing back, a gaining extra given up) are caught. Trades of gaining
+//! extras between gaining members certify joins of benchmark-like groups, and trading
+//! them between members of equal loads (a planted fault: balance gets worse) is caught. Deals
+//! tried again keeping first the claims only the full racks can align certify joins too, and
+//! claims kept first without taking room (a planted fault) is caught.
 
 use super::super::overlap::racked::exchange::{EXCHANGED, GAINING_GIVEN, ONE_SIDED};
-use super::super::overlap::racked::{ALL_KEEPABLE, CERTIFIED, TRIED};
+use super::super::overlap::racked::{
+    ALL_KEEPABLE, CERTIFIED, EARLY_FREE, EQUAL_LOADS, KEPT_WITHIN, TRADED, TRIED,
+};
 use super::super::*;
 use super::oracle::{Rng, checked_against_flow};
 use super::overlap::{
@@ -165,4 +171,103 @@ fn a_gaining_extra_given_up_is_caught() {
     let caught = caught_with(&GAINING_GIVEN, &many_topics(99, 200));
     println!("gaining extras given up: caught on {caught} of 200");
     assert!(caught >= 1, "caught {caught}");
+}
+
+/// Racked overlapping groups shaped like the benchmark's joins and leaves: 30–90 members in
+/// racks r0, r1, r2 in turn, each subscribing to about half of 6–20 topics, every topic's
+/// partitions on two racks in turn from a rotating start (floors of 1–3 with extras), the
+/// stable assignment of the full group; then a member joins in r0 with member 0's
+/// subscriptions (even cases), or the last member leaves (odd cases).
+fn bench_joins(seed: u64, cases: usize) -> Vec<GroupSpec> {
+    let mut rng = Rng(seed);
+    (0..cases)
+        .map(|case| {
+            let members = 30 + rng.below(61) as usize;
+            let topics = 6 + rng.below(15) as usize;
+            let mut full = overlap_spec(&mut rng, members, topics);
+            full.rack_aware = true;
+            for (i, m) in full.members.iter_mut().enumerate() {
+                m.rack = Some(format!("r{}", i % 3));
+            }
+            for (t, topic) in full.topics.iter_mut().enumerate() {
+                let half = members as u64 / 2;
+                topic.partitions = (half * (1 + rng.below(3)) + rng.below(half)) as i64;
+                let pairs = (0..topic.partitions as usize)
+                    .map(|p| (0..2).map(|k| format!("r{}", (p + t + k) % 3)).collect())
+                    .collect();
+                topic.replica_racks = Some(pairs);
+            }
+            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+            let mut next = stable.clone();
+            if case % 2 == 0 {
+                let mut joiner = stable.members[0].clone();
+                joiner.id = "M-joiner".into();
+                joiner.owned.clear();
+                joiner.generation = -1;
+                next.members.push(joiner);
+            } else {
+                next.members.pop();
+            }
+            next
+        })
+        .collect()
+}
+
+#[test]
+fn trading_gaining_extras_certifies_joins_optimally() {
+    let (mut traded, mut certified) = ([0usize; 2], [0usize; 2]);
+    for (case, spec) in bench_joins(101, 120).iter().enumerate() {
+        let before = (count(&TRADED), count(&CERTIFIED));
+        checked_against_flow(case, spec);
+        let at = (count(&TRADED) > before.0, count(&CERTIFIED) > before.1);
+        traded[case % 2] += usize::from(at.0);
+        certified[case % 2] += usize::from(at.0 && at.1);
+    }
+    println!(
+        "gaining extras traded on (joins, leaves; of 60 each) {traded:?}, certified with a \
+         trade {certified:?}"
+    );
+    assert!(
+        certified[0] >= 10,
+        "traded {traded:?}, certified {certified:?}"
+    );
+}
+
+#[test]
+fn input_order_changes_nothing_with_gaining_trades() {
+    assert_order_independent(&mut Rng(103), &bench_joins(105, 40));
+}
+
+#[test]
+fn gaining_extras_traded_between_equal_loads_are_caught() {
+    let caught = caught_with(&EQUAL_LOADS, &bench_joins(107, 120));
+    println!("gaining extras traded between equal loads: caught on {caught} of 120");
+    assert!(caught >= 3, "caught {caught}");
+}
+
+#[test]
+fn keeping_claims_within_full_racks_first_certifies_joins_optimally() {
+    let (mut retried, mut certified) = ([0usize; 2], [0usize; 2]);
+    for (case, spec) in bench_joins(109, 120).iter().enumerate() {
+        let before = (count(&KEPT_WITHIN), count(&CERTIFIED));
+        checked_against_flow(case, spec);
+        let at = (count(&KEPT_WITHIN) > before.0, count(&CERTIFIED) > before.1);
+        retried[case % 2] += usize::from(at.0);
+        certified[case % 2] += usize::from(at.0 && at.1);
+    }
+    println!(
+        "deals tried again keeping claims within full racks first on (joins, leaves; of 60 \
+         each) {retried:?}, certified {certified:?}"
+    );
+    assert!(
+        certified[0] >= 10,
+        "tried {retried:?}, certified {certified:?}"
+    );
+}
+
+#[test]
+fn claims_kept_first_without_taking_room_are_caught() {
+    let caught = caught_with(&EARLY_FREE, &bench_joins(111, 120));
+    println!("claims kept first without taking room: caught on {caught} of 120");
+    assert!(caught >= 3, "caught {caught}");
 }

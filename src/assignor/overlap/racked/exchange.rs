@@ -7,9 +7,12 @@
 //! # Why the counts stay optimal
 //!
 //! Every member keeps its load (u gives one extra and takes one, v likewise), so Σ load² is
-//! unchanged. The two extras given up are of cells that gain nothing (u and v hold at most
-//! f_t keepable claims of the topic they give), so no gaining cell is lost; one received can
-//! only add one. The counts of [`super::super::choose`] used the most gaining cells any
+//! unchanged. First only exchanges whose two extras given up are of cells that gain nothing
+//! (u and v hold at most f_t keepable claims of the topic they give) are sought, so no
+//! gaining cell is lost; one received can only add one. Failing those, an exchange may give
+//! up gaining cells when it receives at least as many: the number used changes by
+//! g(v, t) + g(u, t′) − g(u, t) − g(v, t′) ≥ 0 (g: gains from an extra of that topic). Either
+//! way the counts of [`super::super::choose`] used the most gaining cells any
 //! balance-optimal choice can, so the exchanged counts do too (they use at least as many),
 //! and step 3 of the certificate applies to them unchanged. Whether the deal succeeds is
 //! checked by the deal itself, topic by topic, as for any counts.
@@ -23,7 +26,9 @@
 //! and u does not. Receivers, then givers, in subscriber order, then t′ in topic order, the
 //! first not dealt yet (t′ after the failing topic: it is dealt later and checked then), else
 //! the first dealt already that the caller has not refused (it re-deals t′ and takes the
-//! exchange back when that fails). Deterministic: only the canonical order is read.
+//! exchange back when that fails). All of that among the exchanges giving up no gaining cell
+//! first, then among those that give up no more than they receive. Deterministic: only the
+//! canonical order is read.
 
 use super::super::super::components::{Component, LocalIndex};
 use super::super::super::problem::Problem;
@@ -62,6 +67,11 @@ pub(super) struct Scope<'a, 'p> {
     /// Per local topic, per subscriber index: its keepable claims, counted on the topic's
     /// first use (topics no exchange looks at never pay for it).
     pub held: Vec<std::cell::OnceCell<Vec<u32>>>,
+    /// Per local topic: racks such that a member keeps first its claims whose masks lie
+    /// within them (0: lowest numbers first). Set after a deal of the topic failed with
+    /// those racks full; which claims a member keeps changes neither its count nor how many
+    /// it keeps, only which partitions are left over.
+    pub keep_within: Vec<std::cell::Cell<u64>>,
 }
 
 impl Scope<'_, '_> {
@@ -149,7 +159,8 @@ fn topics_of(x: &Scope<'_, '_>, lm: u32) -> impl Iterator<Item = usize> {
 
 /// The exchange of the [module docs](self) for local topic `lt`, whose deal failed with
 /// `reached` the full racks its stuck partitions can reach, or `None`; `refused` are
-/// exchanges with a topic dealt already that did not work out.
+/// exchanges with a topic dealt already that did not work out. Exchanges giving up no gaining
+/// cell first; failing those, trades of gaining cells that lose none on balance.
 pub(super) fn find(
     x: &Scope<'_, '_>,
     counts: &Counts,
@@ -157,17 +168,32 @@ pub(super) fn find(
     reached: u64,
     refused: &[Exchange],
 ) -> Option<Exchange> {
+    search(x, counts, lt, reached, refused, true)
+        .or_else(|| search(x, counts, lt, reached, refused, false))
+}
+
+/// [`find`]'s search: with `strict`, only exchanges where neither extra given up is a gaining
+/// cell; otherwise any whose gaining cells received are at least those given up.
+fn search(
+    x: &Scope<'_, '_>,
+    counts: &Counts,
+    lt: usize,
+    reached: u64,
+    refused: &[Exchange],
+    strict: bool,
+) -> Option<Exchange> {
     let subs = &counts.subs[lt];
     let mut chosen = vec![false; subs.len()];
     for &i in &counts.chosen[lt] {
         chosen[i as usize] = true;
     }
     let bit = |lm: u32| x.member_bit[lm as usize];
-    let givers: Vec<u32> = subs
+    let givers: Vec<(u32, bool)> = subs
         .iter()
         .zip(&chosen)
-        .filter(|&(&lm, &c)| c && bit(lm) & reached == 0 && !gains(x, counts, lt, lm))
-        .map(|(&lm, _)| lm)
+        .filter(|&(&lm, &c)| c && bit(lm) & reached == 0)
+        .map(|(&lm, _)| (lm, gains(x, counts, lt, lm)))
+        .filter(|&(_, gain)| !(strict && gain))
         .collect();
     if givers.is_empty() {
         return None;
@@ -178,19 +204,31 @@ pub(super) fn find(
         .zip(&chosen)
         .filter(|&(&lm, &c)| !c && bit(lm) & reached != 0)
     {
-        // The topics where v holds an extra it does not gain from.
-        let offers: Vec<usize> = topics_of(x, v)
-            .filter(|&o| o != lt && holds(counts, o, v) && !gains(x, counts, o, v))
+        // The topics where v holds an extra (one it does not gain from, when strict).
+        let offers: Vec<(usize, bool)> = topics_of(x, v)
+            .filter(|&o| o != lt && holds(counts, o, v))
+            .map(|o| (o, gains(x, counts, o, v)))
+            .filter(|&(_, gain)| !(strict && gain))
             .collect();
         if offers.is_empty() {
             continue;
         }
-        for &u in &givers {
+        let v_gains = !strict && gains(x, counts, lt, v);
+        for &(u, u_gives) in &givers {
             let mut wanted = topics_of(x, u).peekable();
-            for &o in &offers {
+            for &(o, v_gives) in &offers {
                 while wanted.next_if(|&w| w < o).is_some() {}
                 if wanted.peek() != Some(&o) || holds(counts, o, u) {
                     continue;
+                }
+                // Strict: nothing given up. Otherwise the gaining cells received (v's of lt,
+                // u's of o) must make up for those given up (u's of lt, v's of o).
+                if !strict {
+                    let u_takes = gains(x, counts, o, u);
+                    let kept = i32::from(v_gains) + i32::from(u_takes);
+                    if kept < i32::from(u_gives) + i32::from(v_gives) {
+                        continue;
+                    }
                 }
                 let e = Exchange {
                     topic: lt,
