@@ -123,7 +123,6 @@ struct Plan {
     /// Left-over alignable partitions by mask (masks ascending).
     groups: Vec<(u64, u64)>,
     free: u64,
-    room: Vec<u64>,
     room_free: u64,
     /// Keep-first topics: gaining local members and their marginal masks, ascending.
     gaining: Vec<(u32, u64)>,
@@ -198,6 +197,9 @@ pub(super) fn choose(
     let n = comp.members.len();
     let mut state = TopicState::new(n, racks);
     let mut plans: Vec<Plan> = Vec::new();
+    // The base room of every rack, `racks` per plan: one list for all topics (as the edge
+    // lists below), not one allocation per topic.
+    let mut rooms: Vec<u64> = Vec::new();
     let mut bound = 0u64;
     let mut next_bound = bound_from.iter().peekable();
     let mut total_extras = 0u64;
@@ -239,6 +241,7 @@ pub(super) fn choose(
                 .collect();
             (gaining, Vec::new())
         };
+        rooms.extend_from_slice(&state.room_base);
         plans.push(Plan {
             topic: t,
             extra,
@@ -250,7 +253,6 @@ pub(super) fn choose(
                 .zip(state.group_base.iter().copied())
                 .collect(),
             free: state.free_base,
-            room: state.room_base.clone(),
             room_free: state.room_free_base,
             gaining,
             keep_masks,
@@ -281,9 +283,12 @@ pub(super) fn choose(
     net.reserve(edge_count);
     let mut supply_total = 0u64;
     let mut edges: Vec<TopicEdges> = Vec::with_capacity(plans.len());
-    let mut from_source: Vec<Vec<Option<usize>>> = Vec::with_capacity(plans.len());
+    let mut from_source: Vec<Option<usize>> =
+        Vec::with_capacity(plans.iter().map(|p| p.groups.len() + 1).sum());
+    let mut member_edges: Vec<usize> = Vec::with_capacity(plans.len() * n);
     let mut is_gaining = vec![None; n];
-    for (plan, &block) in plans.iter().zip(&blocks) {
+    for (i, (plan, &block)) in plans.iter().zip(&blocks).enumerate() {
+        let room = &rooms[i * racks..(i + 1) * racks];
         let k = plan.groups.len() as u32;
         let free = block + k;
         let rack = |r: usize| free + 1 + r as u32;
@@ -296,11 +301,13 @@ pub(super) fn choose(
         };
         let rack_edges: usize = plan.groups.iter().map(|g| g.0.count_ones() as usize).sum();
         let mut e = TopicEdges {
-            member: Vec::with_capacity(n),
+            member_at: member_edges.len(),
+            source_at: from_source.len(),
             keep: Vec::with_capacity(plan.keep_masks.len()),
             to_rack: Vec::with_capacity(rack_edges + racks),
         };
-        let mut sources = vec![None; plan.groups.len() + 1];
+        from_source.resize(e.source_at + plan.groups.len() + 1, None);
+        let sources = &mut from_source[e.source_at..];
         for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
             supply_total += supply;
             sources[g] = Some(net.edge(source, block + g as u32, cap(supply)?, [0; 4]));
@@ -320,7 +327,7 @@ pub(super) fn choose(
                 e.to_rack.push((k as usize, r, id));
             }
         }
-        for (r, &room) in plan.room.iter().enumerate() {
+        for (r, &room) in room.iter().enumerate() {
             if room > 0 {
                 net.edge(rack(r), sink, cap(room)?, [0; 4]);
             }
@@ -340,7 +347,7 @@ pub(super) fn choose(
             for lm in 0..n {
                 let into = member_base + lm as u32;
                 if claims.peek().is_none_or(|c| c.0 != lm as u32) {
-                    e.member.push(net.edge(pool(lm), into, 1, [0; 4]));
+                    member_edges.push(net.edge(pool(lm), into, 1, [0; 4]));
                     continue;
                 }
                 net.edge(pool(lm), pair, 1, [0; 4]);
@@ -348,7 +355,7 @@ pub(super) fn choose(
                     let id = net.edge(group_of(mask)?, pair, 1, [0, 0, 0, -1]);
                     e.keep.push((lm as u32, mask, id));
                 }
-                e.member.push(net.edge(pair, into, 1, [0; 4]));
+                member_edges.push(net.edge(pair, into, 1, [0; 4]));
                 pair += 1;
             }
         } else {
@@ -360,15 +367,13 @@ pub(super) fn choose(
                     Some(marginal) => (group_of(marginal)?, [0, 0, 0, -1]),
                     None => (pool(lm), [0; 4]),
                 };
-                e.member
-                    .push(net.edge(from, member_base + lm as u32, 1, cost));
+                member_edges.push(net.edge(from, member_base + lm as u32, 1, cost));
             }
             for &(lm, _) in &plan.gaining {
                 is_gaining[lm as usize] = None;
             }
         }
         edges.push(e);
-        from_source.push(sources);
     }
     let mut sinks = warm::SinkEdges {
         to_sink: vec![None; n],
@@ -393,7 +398,15 @@ pub(super) fn choose(
     // Where every topic is open, every claim kept is a flow of the least cost of any: the
     // solver certifies it and only carries what is left (see `warm`).
     if all_open {
-        warm::propose(&mut net, &plans, &edges, &sinks, fit.member_bit, racks);
+        warm::propose(
+            &mut net,
+            &plans,
+            &edges,
+            &member_edges,
+            &sinks,
+            fit.member_bit,
+            racks,
+        );
     }
     #[cfg(test)]
     let certified_before = super::super::flow::CERTIFIED.with(std::cell::Cell::get);
@@ -409,7 +422,7 @@ pub(super) fn choose(
     let mut topics = Vec::with_capacity(plans.len());
     for (plan, e) in plans.iter().zip(&edges) {
         let chosen: Vec<u32> = (0..n)
-            .filter(|&lm| net.flow(e.member[lm]) > 0)
+            .filter(|&lm| net.flow(member_edges[e.member_at + lm]) > 0)
             .map(|lm| lm as u32)
             .collect();
         if chosen.len() != plan.extra as usize {
@@ -474,8 +487,11 @@ pub(super) fn choose(
 
 /// The edges of one topic that the result is read from.
 struct TopicEdges {
-    /// The edge into each member node, by local id.
-    member: Vec<usize>,
+    /// Where the topic's edges into the member nodes, by local id, start in the list of
+    /// them all.
+    member_at: usize,
+    /// Where the topic's source edges (`SinkEdges::from_source`) start.
+    source_at: usize,
     /// Open topics: (member, mask, edge) of each keep edge.
     keep: Vec<(u32, u64, usize)>,
     /// (group, rack, edge) of each edge from a group (the free node as the last group) to a
