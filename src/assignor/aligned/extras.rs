@@ -113,21 +113,32 @@ mod warm;
 #[cfg(test)]
 pub(crate) use warm::tally as warm_tally;
 
-/// One topic's base, as the network needs it.
-struct Plan {
+/// One topic's base, as the network needs it. Its lists are slices of one list per kind
+/// for all topics ([`Lists`]): one allocation per kind instead of one per topic.
+struct Plan<'a> {
     topic: u32,
     extra: u32,
     /// Whether the topic is *open* (f_t = 0): a member may keep any one of its keepable
     /// claims or take another partition instead (see the module docs).
     open: bool,
     /// Left-over alignable partitions by mask (masks ascending).
-    groups: Vec<(u64, u64)>,
+    groups: &'a [(u64, u64)],
     free: u64,
     room_free: u64,
     /// Keep-first topics: gaining local members and their marginal masks, ascending.
-    gaining: Vec<(u32, u64)>,
+    gaining: &'a [(u32, u64)],
     /// Open topics: (local member, mask) of every keepable claim, deduplicated, ascending.
+    keep_masks: &'a [(u32, u64)],
+}
+
+/// The lists of every [`Plan`], topic after topic, and where each topic's lists end.
+#[derive(Default)]
+struct Lists {
+    groups: Vec<(u64, u64)>,
+    gaining: Vec<(u32, u64)>,
     keep_masks: Vec<(u32, u64)>,
+    /// Per plan: the ends of its groups, gaining and keep_masks.
+    ends: Vec<[usize; 3]>,
 }
 
 /// How the flow deals one topic with extras.
@@ -197,6 +208,7 @@ pub(super) fn choose(
     let n = comp.members.len();
     let mut state = TopicState::new(n, racks);
     let mut plans: Vec<Plan> = Vec::new();
+    let mut lists = Lists::default();
     // The base room of every rack, `racks` per plan: one list for all topics (as the edge
     // lists below), not one allocation per topic.
     let mut rooms: Vec<u64> = Vec::new();
@@ -225,38 +237,55 @@ pub(super) fn choose(
         }
         let open = state.floor == 0 && !keep_first_trusted;
         all_open &= open;
-        let (gaining, keep_masks) = if open {
+        if open {
             let masks = &fit.masks[fit.mask_start[i]..fit.mask_start[i] + count];
-            let mut keep_masks: Vec<(u32, u64)> = fit.keepable[t as usize]
-                .iter()
-                .map(|&(p, m)| (fit.index.get(comp, m) as u32, masks[p as usize]))
-                .collect();
+            let from = lists.keep_masks.len();
+            lists.keep_masks.extend(
+                fit.keepable[t as usize]
+                    .iter()
+                    .map(|&(p, m)| (fit.index.get(comp, m) as u32, masks[p as usize])),
+            );
+            let keep_masks = &mut lists.keep_masks[from..];
             keep_masks.sort_unstable();
-            keep_masks.dedup();
-            (Vec::new(), keep_masks)
+            let kept = dedup(keep_masks);
+            lists.keep_masks.truncate(from + kept);
         } else {
-            let gaining = (0..n)
-                .filter(|&lm| state.gaining(lm))
-                .map(|lm| (lm as u32, state.marginal[lm]))
-                .collect();
-            (gaining, Vec::new())
-        };
+            lists.gaining.extend(
+                (0..n)
+                    .filter(|&lm| state.gaining(lm))
+                    .map(|lm| (lm as u32, state.marginal[lm])),
+            );
+        }
+        lists.groups.extend(
+            state
+                .group_masks
+                .iter()
+                .copied()
+                .zip(state.group_base.iter().copied()),
+        );
+        lists.ends.push([
+            lists.groups.len(),
+            lists.gaining.len(),
+            lists.keep_masks.len(),
+        ]);
         rooms.extend_from_slice(&state.room_base);
         plans.push(Plan {
             topic: t,
             extra,
             open,
-            groups: state
-                .group_masks
-                .iter()
-                .copied()
-                .zip(state.group_base.iter().copied())
-                .collect(),
+            groups: &[],
             free: state.free_base,
             room_free: state.room_free_base,
-            gaining,
-            keep_masks,
+            gaining: &[],
+            keep_masks: &[],
         });
+    }
+    let mut from = [0usize; 3];
+    for (plan, &to) in plans.iter_mut().zip(&lists.ends) {
+        plan.groups = &lists.groups[from[0]..to[0]];
+        plan.gaining = &lists.gaining[from[1]..to[1]];
+        plan.keep_masks = &lists.keep_masks[from[2]..to[2]];
+        from = to;
     }
     let q = total_extras / n as u64;
     let s = total_extras % n as u64;
@@ -287,6 +316,10 @@ pub(super) fn choose(
         Vec::with_capacity(plans.iter().map(|p| p.groups.len() + 1).sum());
     let mut member_edges: Vec<usize> = Vec::with_capacity(plans.len() * n);
     let mut is_gaining = vec![None; n];
+    // The keep and to-rack edges of every topic, topic after topic, and where each ends.
+    let mut keep: Vec<(u32, u64, usize)> = Vec::new();
+    let mut to_rack: Vec<(usize, usize, usize)> = Vec::new();
+    let mut edge_ends: Vec<[usize; 2]> = Vec::with_capacity(plans.len());
     for (i, (plan, &block)) in plans.iter().zip(&blocks).enumerate() {
         let room = &rooms[i * racks..(i + 1) * racks];
         let k = plan.groups.len() as u32;
@@ -299,12 +332,11 @@ pub(super) fn choose(
             let g = plan.groups.binary_search_by_key(&mask, |g| g.0).ok()?;
             Some(block + g as u32)
         };
-        let rack_edges: usize = plan.groups.iter().map(|g| g.0.count_ones() as usize).sum();
-        let mut e = TopicEdges {
+        let e = TopicEdges {
             member_at: member_edges.len(),
             source_at: from_source.len(),
-            keep: Vec::with_capacity(plan.keep_masks.len()),
-            to_rack: Vec::with_capacity(rack_edges + racks),
+            keep: &[],
+            to_rack: &[],
         };
         from_source.resize(e.source_at + plan.groups.len() + 1, None);
         let sources = &mut from_source[e.source_at..];
@@ -316,7 +348,7 @@ pub(super) fn choose(
                 let r = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let id = net.edge(block + g as u32, rack(r), cap(supply)?, [0; 4]);
-                e.to_rack.push((g, r, id));
+                to_rack.push((g, r, id));
             }
         }
         if plan.free > 0 {
@@ -324,7 +356,7 @@ pub(super) fn choose(
             sources[k as usize] = Some(net.edge(source, free, cap(plan.free)?, [0; 4]));
             for r in 0..racks {
                 let id = net.edge(free, rack(r), cap(plan.free)?, [0; 4]);
-                e.to_rack.push((k as usize, r, id));
+                to_rack.push((k as usize, r, id));
             }
         }
         for (r, &room) in room.iter().enumerate() {
@@ -353,13 +385,13 @@ pub(super) fn choose(
                 net.edge(pool(lm), pair, 1, [0; 4]);
                 while let Some(&(_, mask)) = claims.next_if(|c| c.0 == lm as u32) {
                     let id = net.edge(group_of(mask)?, pair, 1, [0, 0, 0, -1]);
-                    e.keep.push((lm as u32, mask, id));
+                    keep.push((lm as u32, mask, id));
                 }
                 member_edges.push(net.edge(pair, into, 1, [0; 4]));
                 pair += 1;
             }
         } else {
-            for &(lm, marginal) in &plan.gaining {
+            for &(lm, marginal) in plan.gaining {
                 is_gaining[lm as usize] = Some(marginal);
             }
             for (lm, gaining) in is_gaining.iter().enumerate() {
@@ -369,11 +401,18 @@ pub(super) fn choose(
                 };
                 member_edges.push(net.edge(from, member_base + lm as u32, 1, cost));
             }
-            for &(lm, _) in &plan.gaining {
+            for &(lm, _) in plan.gaining {
                 is_gaining[lm as usize] = None;
             }
         }
+        edge_ends.push([keep.len(), to_rack.len()]);
         edges.push(e);
+    }
+    let mut from = [0usize; 2];
+    for (e, &to) in edges.iter_mut().zip(&edge_ends) {
+        e.keep = &keep[from[0]..to[0]];
+        e.to_rack = &to_rack[from[1]..to[1]];
+        from = to;
     }
     let mut sinks = warm::SinkEdges {
         to_sink: vec![None; n],
@@ -462,7 +501,7 @@ pub(super) fn choose(
         let mut masks: Vec<u64> = plan.groups.iter().map(|g| g.0).collect();
         masks.push(0);
         let mut amount = vec![0u64; masks.len() * racks];
-        for &(g, r, id) in &e.to_rack {
+        for &(g, r, id) in e.to_rack {
             amount[g * racks + r] = net.flow(id) as u64;
         }
         topics.push(TopicChoice::Open(OpenTopic {
@@ -486,17 +525,30 @@ pub(super) fn choose(
 }
 
 /// The edges of one topic that the result is read from.
-struct TopicEdges {
+struct TopicEdges<'a> {
     /// Where the topic's edges into the member nodes, by local id, start in the list of
     /// them all.
     member_at: usize,
     /// Where the topic's source edges (`SinkEdges::from_source`) start.
     source_at: usize,
     /// Open topics: (member, mask, edge) of each keep edge.
-    keep: Vec<(u32, u64, usize)>,
+    keep: &'a [(u32, u64, usize)],
     /// (group, rack, edge) of each edge from a group (the free node as the last group) to a
     /// rack.
-    to_rack: Vec<(usize, usize, usize)>,
+    to_rack: &'a [(usize, usize, usize)],
+}
+
+/// Moves the distinct entries of the sorted `list` to its front, in order; returns how many
+/// there are.
+fn dedup(list: &mut [(u32, u64)]) -> usize {
+    let mut kept = 0;
+    for i in 0..list.len() {
+        if kept == 0 || list[kept - 1] != list[i] {
+            list[kept] = list[i];
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// How many distinct members `keep_masks` (ascending by member) names.

@@ -114,7 +114,7 @@ pub(super) fn propose(
     for (plan, e) in plans.iter().zip(edges) {
         let used = &mut used[e.source_at..];
         let mut last = u32::MAX;
-        for &(lm, mask, id) in &e.keep {
+        for &(lm, mask, id) in e.keep {
             // A member's keep edges are listed together, masks ascending: the first is kept.
             if lm == last {
                 continue;
@@ -153,13 +153,13 @@ pub(super) fn propose(
         if supplies.zip(used).all(|(supply, &u)| supply <= u) {
             continue;
         }
-        for &(lm, _) in &plan.keep_masks {
+        for &(lm, _) in plan.keep_masks {
             busy[lm as usize] = i;
         }
         let k = plan.groups.len();
         rack_edge.clear();
         rack_edge.resize((k + 1) * racks, None);
-        for &(g, r, id) in &e.to_rack {
+        for &(g, r, id) in e.to_rack {
             rack_edge[g * racks + r] = Some(id);
         }
         for g in 0..=k {
