@@ -301,7 +301,7 @@ pub(super) fn choose(
     let mut edge_count = 2 * n + 1;
     for plan in &plans {
         blocks.push(next);
-        let pairs = distinct_members(&plan.keep_masks);
+        let pairs = distinct_members(plan.keep_masks);
         next += (plan.groups.len() + 1 + racks + pairs) as u32;
         edge_count +=
             (plan.groups.len() + 1) * (racks + 1) + racks + 1 + n + pairs + plan.keep_masks.len();
