@@ -162,10 +162,10 @@ pub(super) struct OpenTopic {
     topic: u32,
     /// (local member, mask of the claim it keeps), ascending.
     keeps: Vec<(u32, u64)>,
-    /// Per rack: its members taking one partition from the rack's pool, ascending.
-    takers: Vec<Vec<u32>>,
-    /// Members in no rack taking one partition that cannot be aligned, ascending.
-    free_takers: Vec<u32>,
+    /// (rack, local member) of the members taking one partition from their rack's pool,
+    /// ascending, then (racks, local member) of those in no rack, taking one partition that
+    /// cannot be aligned.
+    takers: Vec<(u32, u32)>,
     /// Masks of the groups, ascending, then 0 for the partitions that cannot be aligned.
     masks: Vec<u64>,
     /// Units of group g sent to rack r, at `g * racks + r`.
@@ -487,18 +487,16 @@ pub(super) fn choose(
             .map(|&(lm, mask, _)| (lm, mask))
             .collect();
         used += keeps.len() as u64;
-        let kept: Vec<u32> = keeps.iter().map(|&(lm, _)| lm).collect();
-        let mut takers = vec![Vec::new(); racks];
-        let mut free_takers = Vec::new();
-        for &lm in &chosen {
-            if kept.binary_search(&lm).is_ok() {
-                continue;
-            }
-            match fit.member_bit[lm as usize] {
-                0 => free_takers.push(lm),
-                bit => takers[bit.trailing_zeros() as usize].push(lm),
-            }
-        }
+        // `keeps` is ascending by member, one keep per member at most.
+        let mut takers: Vec<(u32, u32)> = chosen
+            .iter()
+            .filter(|&&lm| keeps.binary_search_by_key(&lm, |k| k.0).is_err())
+            .map(|&lm| match fit.member_bit[lm as usize] {
+                0 => (racks as u32, lm),
+                bit => (bit.trailing_zeros(), lm),
+            })
+            .collect();
+        takers.sort_unstable();
         let mut masks: Vec<u64> = plan.groups.iter().map(|g| g.0).collect();
         masks.push(0);
         let mut amount = vec![0u64; masks.len() * racks];
@@ -509,7 +507,6 @@ pub(super) fn choose(
             topic: plan.topic,
             keeps,
             takers,
-            free_takers,
             masks,
             amount,
         }));

@@ -58,21 +58,26 @@ pub(in super::super) fn deal_open(
     }
     let mut next = vec![0usize; groups.len()];
     let mut bucket: Vec<i32> = Vec::new();
-    for (r, takers) in open.takers.iter().enumerate() {
+    let mut from = 0;
+    for r in 0..racks {
+        let takers = &open.takers[from..];
+        let takers = &takers[..takers.partition_point(|x| x.0 as usize == r)];
+        from += takers.len();
         if !rack_share(&groups, &open.amount, racks, r, &mut next, &mut bucket)
             || bucket.len() != takers.len()
         {
             return false;
         }
-        for (&lm, &p) in takers.iter().zip(&bucket) {
+        for (&(_, lm), &p) in takers.iter().zip(&bucket) {
             lists[comp.members[lm as usize] as usize].push((t, p));
         }
     }
+    let free_takers = &open.takers[from..];
     let rest = &groups[last][next[last]..];
-    if rest.len() != open.free_takers.len() || (0..last).any(|g| next[g] != groups[g].len()) {
+    if rest.len() != free_takers.len() || (0..last).any(|g| next[g] != groups[g].len()) {
         return false;
     }
-    for (&lm, &p) in open.free_takers.iter().zip(rest) {
+    for (&(_, lm), &p) in free_takers.iter().zip(rest) {
         lists[comp.members[lm as usize] as usize].push((t, p));
     }
     true
