@@ -102,33 +102,44 @@
 //! one phase instead of three, about a fifth less time). The open deal is O(P_t + claims_t) per topic. No partition ×
 //! member product is built.
 
-use super::super::components::{Component, LocalIndex};
 use super::super::flow::{Network, capacity as cap};
 use super::super::homogeneous::TopicExtras;
 use super::fit::{Fit, TopicState};
-use super::transport::rack_share;
 
+mod deal;
 mod warm;
+
+pub(super) use deal::deal_open;
 
 #[cfg(test)]
 pub(crate) use warm::tally as warm_tally;
 
-/// One topic's base, as the network needs it.
-struct Plan {
+/// One topic's base, as the network needs it. Its lists are slices of one list per kind
+/// for all topics ([`Lists`]): one allocation per kind instead of one per topic.
+struct Plan<'a> {
     topic: u32,
     extra: u32,
     /// Whether the topic is *open* (f_t = 0): a member may keep any one of its keepable
     /// claims or take another partition instead (see the module docs).
     open: bool,
     /// Left-over alignable partitions by mask (masks ascending).
-    groups: Vec<(u64, u64)>,
+    groups: &'a [(u64, u64)],
     free: u64,
-    room: Vec<u64>,
     room_free: u64,
     /// Keep-first topics: gaining local members and their marginal masks, ascending.
-    gaining: Vec<(u32, u64)>,
+    gaining: &'a [(u32, u64)],
     /// Open topics: (local member, mask) of every keepable claim, deduplicated, ascending.
+    keep_masks: &'a [(u32, u64)],
+}
+
+/// The lists of every [`Plan`], topic after topic, and where each topic's lists end.
+#[derive(Default)]
+struct Lists {
+    groups: Vec<(u64, u64)>,
+    gaining: Vec<(u32, u64)>,
     keep_masks: Vec<(u32, u64)>,
+    /// Per plan: the ends of its groups, gaining and keep_masks.
+    ends: Vec<[usize; 3]>,
 }
 
 /// How the flow deals one topic with extras.
@@ -151,10 +162,10 @@ pub(super) struct OpenTopic {
     topic: u32,
     /// (local member, mask of the claim it keeps), ascending.
     keeps: Vec<(u32, u64)>,
-    /// Per rack: its members taking one partition from the rack's pool, ascending.
-    takers: Vec<Vec<u32>>,
-    /// Members in no rack taking one partition that cannot be aligned, ascending.
-    free_takers: Vec<u32>,
+    /// (rack, local member) of the members taking one partition from their rack's pool,
+    /// ascending, then (racks, local member) of those in no rack, taking one partition that
+    /// cannot be aligned.
+    takers: Vec<(u32, u32)>,
     /// Masks of the groups, ascending, then 0 for the partitions that cannot be aligned.
     masks: Vec<u64>,
     /// Units of group g sent to rack r, at `g * racks + r`.
@@ -198,6 +209,10 @@ pub(super) fn choose(
     let n = comp.members.len();
     let mut state = TopicState::new(n, racks);
     let mut plans: Vec<Plan> = Vec::new();
+    let mut lists = Lists::default();
+    // The base room of every rack, `racks` per plan: one list for all topics (as the edge
+    // lists below), not one allocation per topic.
+    let mut rooms: Vec<u64> = Vec::new();
     let mut bound = 0u64;
     let mut next_bound = bound_from.iter().peekable();
     let mut total_extras = 0u64;
@@ -223,38 +238,55 @@ pub(super) fn choose(
         }
         let open = state.floor == 0 && !keep_first_trusted;
         all_open &= open;
-        let (gaining, keep_masks) = if open {
+        if open {
             let masks = &fit.masks[fit.mask_start[i]..fit.mask_start[i] + count];
-            let mut keep_masks: Vec<(u32, u64)> = fit.keepable[t as usize]
-                .iter()
-                .map(|&(p, m)| (fit.index.get(comp, m) as u32, masks[p as usize]))
-                .collect();
+            let from = lists.keep_masks.len();
+            lists.keep_masks.extend(
+                fit.keepable[t as usize]
+                    .iter()
+                    .map(|&(p, m)| (fit.index.get(comp, m) as u32, masks[p as usize])),
+            );
+            let keep_masks = &mut lists.keep_masks[from..];
             keep_masks.sort_unstable();
-            keep_masks.dedup();
-            (Vec::new(), keep_masks)
+            let kept = dedup(keep_masks);
+            lists.keep_masks.truncate(from + kept);
         } else {
-            let gaining = (0..n)
-                .filter(|&lm| state.gaining(lm))
-                .map(|lm| (lm as u32, state.marginal[lm]))
-                .collect();
-            (gaining, Vec::new())
-        };
+            lists.gaining.extend(
+                (0..n)
+                    .filter(|&lm| state.gaining(lm))
+                    .map(|lm| (lm as u32, state.marginal[lm])),
+            );
+        }
+        lists.groups.extend(
+            state
+                .group_masks
+                .iter()
+                .copied()
+                .zip(state.group_base.iter().copied()),
+        );
+        lists.ends.push([
+            lists.groups.len(),
+            lists.gaining.len(),
+            lists.keep_masks.len(),
+        ]);
+        rooms.extend_from_slice(&state.room_base);
         plans.push(Plan {
             topic: t,
             extra,
             open,
-            groups: state
-                .group_masks
-                .iter()
-                .copied()
-                .zip(state.group_base.iter().copied())
-                .collect(),
+            groups: &[],
             free: state.free_base,
-            room: state.room_base.clone(),
             room_free: state.room_free_base,
-            gaining,
-            keep_masks,
+            gaining: &[],
+            keep_masks: &[],
         });
+    }
+    let mut from = [0usize; 3];
+    for (plan, &to) in plans.iter_mut().zip(&lists.ends) {
+        plan.groups = &lists.groups[from[0]..to[0]];
+        plan.gaining = &lists.gaining[from[1]..to[1]];
+        plan.keep_masks = &lists.keep_masks[from[2]..to[2]];
+        from = to;
     }
     let q = total_extras / n as u64;
     let s = total_extras % n as u64;
@@ -269,7 +301,7 @@ pub(super) fn choose(
     let mut edge_count = 2 * n + 1;
     for plan in &plans {
         blocks.push(next);
-        let pairs = distinct_members(&plan.keep_masks);
+        let pairs = distinct_members(plan.keep_masks);
         next += (plan.groups.len() + 1 + racks + pairs) as u32;
         edge_count +=
             (plan.groups.len() + 1) * (racks + 1) + racks + 1 + n + pairs + plan.keep_masks.len();
@@ -281,9 +313,16 @@ pub(super) fn choose(
     net.reserve(edge_count);
     let mut supply_total = 0u64;
     let mut edges: Vec<TopicEdges> = Vec::with_capacity(plans.len());
-    let mut from_source: Vec<Vec<Option<usize>>> = Vec::with_capacity(plans.len());
+    let mut from_source: Vec<Option<usize>> =
+        Vec::with_capacity(plans.iter().map(|p| p.groups.len() + 1).sum());
+    let mut member_edges: Vec<usize> = Vec::with_capacity(plans.len() * n);
     let mut is_gaining = vec![None; n];
-    for (plan, &block) in plans.iter().zip(&blocks) {
+    // The keep and to-rack edges of every topic, topic after topic, and where each ends.
+    let mut keep: Vec<(u32, u64, usize)> = Vec::new();
+    let mut to_rack: Vec<(usize, usize, usize)> = Vec::new();
+    let mut edge_ends: Vec<[usize; 2]> = Vec::with_capacity(plans.len());
+    for (i, (plan, &block)) in plans.iter().zip(&blocks).enumerate() {
+        let room = &rooms[i * racks..(i + 1) * racks];
         let k = plan.groups.len() as u32;
         let free = block + k;
         let rack = |r: usize| free + 1 + r as u32;
@@ -294,13 +333,14 @@ pub(super) fn choose(
             let g = plan.groups.binary_search_by_key(&mask, |g| g.0).ok()?;
             Some(block + g as u32)
         };
-        let rack_edges: usize = plan.groups.iter().map(|g| g.0.count_ones() as usize).sum();
-        let mut e = TopicEdges {
-            member: Vec::with_capacity(n),
-            keep: Vec::with_capacity(plan.keep_masks.len()),
-            to_rack: Vec::with_capacity(rack_edges + racks),
+        let e = TopicEdges {
+            member_at: member_edges.len(),
+            source_at: from_source.len(),
+            keep: &[],
+            to_rack: &[],
         };
-        let mut sources = vec![None; plan.groups.len() + 1];
+        from_source.resize(e.source_at + plan.groups.len() + 1, None);
+        let sources = &mut from_source[e.source_at..];
         for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
             supply_total += supply;
             sources[g] = Some(net.edge(source, block + g as u32, cap(supply)?, [0; 4]));
@@ -309,7 +349,7 @@ pub(super) fn choose(
                 let r = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let id = net.edge(block + g as u32, rack(r), cap(supply)?, [0; 4]);
-                e.to_rack.push((g, r, id));
+                to_rack.push((g, r, id));
             }
         }
         if plan.free > 0 {
@@ -317,10 +357,10 @@ pub(super) fn choose(
             sources[k as usize] = Some(net.edge(source, free, cap(plan.free)?, [0; 4]));
             for r in 0..racks {
                 let id = net.edge(free, rack(r), cap(plan.free)?, [0; 4]);
-                e.to_rack.push((k as usize, r, id));
+                to_rack.push((k as usize, r, id));
             }
         }
-        for (r, &room) in plan.room.iter().enumerate() {
+        for (r, &room) in room.iter().enumerate() {
             if room > 0 {
                 net.edge(rack(r), sink, cap(room)?, [0; 4]);
             }
@@ -340,19 +380,19 @@ pub(super) fn choose(
             for lm in 0..n {
                 let into = member_base + lm as u32;
                 if claims.peek().is_none_or(|c| c.0 != lm as u32) {
-                    e.member.push(net.edge(pool(lm), into, 1, [0; 4]));
+                    member_edges.push(net.edge(pool(lm), into, 1, [0; 4]));
                     continue;
                 }
                 net.edge(pool(lm), pair, 1, [0; 4]);
                 while let Some(&(_, mask)) = claims.next_if(|c| c.0 == lm as u32) {
                     let id = net.edge(group_of(mask)?, pair, 1, [0, 0, 0, -1]);
-                    e.keep.push((lm as u32, mask, id));
+                    keep.push((lm as u32, mask, id));
                 }
-                e.member.push(net.edge(pair, into, 1, [0; 4]));
+                member_edges.push(net.edge(pair, into, 1, [0; 4]));
                 pair += 1;
             }
         } else {
-            for &(lm, marginal) in &plan.gaining {
+            for &(lm, marginal) in plan.gaining {
                 is_gaining[lm as usize] = Some(marginal);
             }
             for (lm, gaining) in is_gaining.iter().enumerate() {
@@ -360,15 +400,20 @@ pub(super) fn choose(
                     Some(marginal) => (group_of(marginal)?, [0, 0, 0, -1]),
                     None => (pool(lm), [0; 4]),
                 };
-                e.member
-                    .push(net.edge(from, member_base + lm as u32, 1, cost));
+                member_edges.push(net.edge(from, member_base + lm as u32, 1, cost));
             }
-            for &(lm, _) in &plan.gaining {
+            for &(lm, _) in plan.gaining {
                 is_gaining[lm as usize] = None;
             }
         }
+        edge_ends.push([keep.len(), to_rack.len()]);
         edges.push(e);
-        from_source.push(sources);
+    }
+    let mut from = [0usize; 2];
+    for (e, &to) in edges.iter_mut().zip(&edge_ends) {
+        e.keep = &keep[from[0]..to[0]];
+        e.to_rack = &to_rack[from[1]..to[1]];
+        from = to;
     }
     let mut sinks = warm::SinkEdges {
         to_sink: vec![None; n],
@@ -393,7 +438,15 @@ pub(super) fn choose(
     // Where every topic is open, every claim kept is a flow of the least cost of any: the
     // solver certifies it and only carries what is left (see `warm`).
     if all_open {
-        warm::propose(&mut net, &plans, &edges, &sinks, fit.member_bit, racks);
+        warm::propose(
+            &mut net,
+            &plans,
+            &edges,
+            &member_edges,
+            &sinks,
+            fit.member_bit,
+            racks,
+        );
     }
     #[cfg(test)]
     let certified_before = super::super::flow::CERTIFIED.with(std::cell::Cell::get);
@@ -409,7 +462,7 @@ pub(super) fn choose(
     let mut topics = Vec::with_capacity(plans.len());
     for (plan, e) in plans.iter().zip(&edges) {
         let chosen: Vec<u32> = (0..n)
-            .filter(|&lm| net.flow(e.member[lm]) > 0)
+            .filter(|&lm| net.flow(member_edges[e.member_at + lm]) > 0)
             .map(|lm| lm as u32)
             .collect();
         if chosen.len() != plan.extra as usize {
@@ -434,29 +487,26 @@ pub(super) fn choose(
             .map(|&(lm, mask, _)| (lm, mask))
             .collect();
         used += keeps.len() as u64;
-        let kept: Vec<u32> = keeps.iter().map(|&(lm, _)| lm).collect();
-        let mut takers = vec![Vec::new(); racks];
-        let mut free_takers = Vec::new();
-        for &lm in &chosen {
-            if kept.binary_search(&lm).is_ok() {
-                continue;
-            }
-            match fit.member_bit[lm as usize] {
-                0 => free_takers.push(lm),
-                bit => takers[bit.trailing_zeros() as usize].push(lm),
-            }
-        }
+        // `keeps` is ascending by member, one keep per member at most.
+        let mut takers: Vec<(u32, u32)> = chosen
+            .iter()
+            .filter(|&&lm| keeps.binary_search_by_key(&lm, |k| k.0).is_err())
+            .map(|&lm| match fit.member_bit[lm as usize] {
+                0 => (racks as u32, lm),
+                bit => (bit.trailing_zeros(), lm),
+            })
+            .collect();
+        takers.sort_unstable();
         let mut masks: Vec<u64> = plan.groups.iter().map(|g| g.0).collect();
         masks.push(0);
         let mut amount = vec![0u64; masks.len() * racks];
-        for &(g, r, id) in &e.to_rack {
+        for &(g, r, id) in e.to_rack {
             amount[g * racks + r] = net.flow(id) as u64;
         }
         topics.push(TopicChoice::Open(OpenTopic {
             topic: plan.topic,
             keeps,
             takers,
-            free_takers,
             masks,
             amount,
         }));
@@ -473,14 +523,30 @@ pub(super) fn choose(
 }
 
 /// The edges of one topic that the result is read from.
-struct TopicEdges {
-    /// The edge into each member node, by local id.
-    member: Vec<usize>,
+struct TopicEdges<'a> {
+    /// Where the topic's edges into the member nodes, by local id, start in the list of
+    /// them all.
+    member_at: usize,
+    /// Where the topic's source edges (`SinkEdges::from_source`) start.
+    source_at: usize,
     /// Open topics: (member, mask, edge) of each keep edge.
-    keep: Vec<(u32, u64, usize)>,
+    keep: &'a [(u32, u64, usize)],
     /// (group, rack, edge) of each edge from a group (the free node as the last group) to a
     /// rack.
-    to_rack: Vec<(usize, usize, usize)>,
+    to_rack: &'a [(usize, usize, usize)],
+}
+
+/// Moves the distinct entries of the sorted `list` to its front, in order; returns how many
+/// there are.
+fn dedup(list: &mut [(u32, u64)]) -> usize {
+    let mut kept = 0;
+    for i in 0..list.len() {
+        if kept == 0 || list[kept - 1] != list[i] {
+            list[kept] = list[i];
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// How many distinct members `keep_masks` (ascending by member) names.
@@ -490,77 +556,4 @@ fn distinct_members(keep_masks: &[(u32, u64)]) -> usize {
         .enumerate()
         .filter(|&(i, x)| i == 0 || keep_masks[i - 1].0 != x.0)
         .count()
-}
-
-/// Deals an open topic `t` as [`choose`]'s flow says, appending to `lists`: each keeper
-/// keeps its lowest keepable claim of the mask the flow chose; the rest by mask ascending;
-/// each rack's pool takes, from each group in mask order, the lowest partitions the flow
-/// sends it, and hands them ascending to its takers in id order; members in no rack take
-/// what is left, ascending. `false` (with part of it written) if the flow's counts do not
-/// add up, which the flow's conservation rules out.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn deal_open(
-    open: &OpenTopic,
-    comp: &Component,
-    index: &LocalIndex,
-    masks: &[u64],
-    keepable: &[(i32, u32)],
-    racks: usize,
-    lists: &mut [Vec<(u32, i32)>],
-) -> bool {
-    let t = open.topic;
-    let mut taken = vec![false; masks.len()];
-    let mut want: Vec<(u32, u64)> = open.keeps.clone();
-    // Keepers: the lowest claim of the chosen mask (claims are ascending by partition).
-    for &(p, m) in keepable {
-        let lm = index.get(comp, m) as u32;
-        if let Ok(i) = want.binary_search_by_key(&lm, |w| w.0)
-            && want[i].1 == masks[p as usize]
-            && !taken[p as usize]
-        {
-            taken[p as usize] = true;
-            want[i].1 = u64::MAX;
-            lists[m as usize].push((t, p));
-        }
-    }
-    if want.iter().any(|w| w.1 != u64::MAX) {
-        return false;
-    }
-    // The rest by group.
-    let mut groups: Vec<Vec<i32>> = vec![Vec::new(); open.masks.len()];
-    let last = open.masks.len() - 1;
-    for (p, &mask) in masks.iter().enumerate() {
-        if taken[p] {
-            continue;
-        }
-        let g = if mask == 0 {
-            last
-        } else {
-            match open.masks[..last].binary_search(&mask) {
-                Ok(g) => g,
-                Err(_) => return false,
-            }
-        };
-        groups[g].push(p as i32);
-    }
-    let mut next = vec![0usize; groups.len()];
-    let mut bucket: Vec<i32> = Vec::new();
-    for (r, takers) in open.takers.iter().enumerate() {
-        if !rack_share(&groups, &open.amount, racks, r, &mut next, &mut bucket)
-            || bucket.len() != takers.len()
-        {
-            return false;
-        }
-        for (&lm, &p) in takers.iter().zip(&bucket) {
-            lists[comp.members[lm as usize] as usize].push((t, p));
-        }
-    }
-    let rest = &groups[last][next[last]..];
-    if rest.len() != open.free_takers.len() || (0..last).any(|g| next[g] != groups[g].len()) {
-        return false;
-    }
-    for (&lm, &p) in open.free_takers.iter().zip(rest) {
-        lists[comp.members[lm as usize] as usize].push((t, p));
-    }
-    true
 }

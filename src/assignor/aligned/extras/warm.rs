@@ -40,8 +40,8 @@ pub(super) struct SinkEdges {
     /// Z → sink (capacity s), when s > 0.
     pub(super) z: Option<usize>,
     /// The source → group edge of each topic's groups, the free node's last (`None`: no
-    /// supply), per plan.
-    pub(super) from_source: Vec<Vec<Option<usize>>>,
+    /// supply), plan after plan (a plan's start is its `TopicEdges::source_at`).
+    pub(super) from_source: Vec<Option<usize>>,
     /// q = ⌊E/n⌋: each member's capacity into the sink.
     pub(super) q: u64,
     /// s = E mod n: the capacity of Z → sink.
@@ -90,12 +90,14 @@ impl Room {
 }
 
 /// Proposes the warm start of the module docs on `net`, built by
-/// [`choose`](super::choose) from `plans` (every one open) with `edges` and `sinks`.
-/// `member_bit` is each local member's rack bit (every member runs in a rack).
+/// [`choose`](super::choose) from `plans` (every one open) with `edges`, `member_edges` (the
+/// edges into the member nodes, n per plan) and `sinks`. `member_bit` is each local
+/// member's rack bit (every member runs in a rack).
 pub(super) fn propose(
     net: &mut Network,
     plans: &[Plan],
     edges: &[TopicEdges],
+    member_edges: &[usize],
     sinks: &SinkEdges,
     member_bit: &[u64],
     racks: usize,
@@ -107,10 +109,12 @@ pub(super) fn propose(
         z_left: sinks.s,
     };
     // Units taken from each group of each plan by the keeps (the free node last).
-    let mut used: Vec<Vec<u64>> = plans.iter().map(|p| vec![0; p.groups.len() + 1]).collect();
-    for (i, ((plan, e), used)) in plans.iter().zip(edges).zip(&mut used).enumerate() {
+    // Laid out as `sinks.from_source`.
+    let mut used: Vec<u64> = vec![0; sinks.from_source.len()];
+    for (plan, e) in plans.iter().zip(edges) {
+        let used = &mut used[e.source_at..];
         let mut last = u32::MAX;
-        for &(lm, mask, id) in &e.keep {
+        for &(lm, mask, id) in e.keep {
             // A member's keep edges are listed together, masks ascending: the first is kept.
             if lm == last {
                 continue;
@@ -123,7 +127,7 @@ pub(super) fn propose(
                     Err(_) => continue,
                 },
             };
-            let Some(from_source) = sinks.from_source[i][g] else {
+            let Some(from_source) = sinks.from_source[e.source_at + g] else {
                 continue;
             };
             if !room.take(net, sinks, lm as usize) {
@@ -132,14 +136,15 @@ pub(super) fn propose(
             used[g] += 1;
             net.add_preset(from_source, 1);
             net.add_preset(id, 1);
-            net.add_preset(e.member[lm as usize], 1);
+            net.add_preset(member_edges[e.member_at + lm as usize], 1);
         }
     }
     // Which topic (plan index + 1) each member has a claim in or took a unit of.
     let mut busy = vec![usize::MAX; n];
     let mut cursor = 0usize;
     let mut rack_edge: Vec<Option<usize>> = Vec::new();
-    for (i, ((plan, e), used)) in plans.iter().zip(edges).zip(&used).enumerate() {
+    for (i, (plan, e)) in plans.iter().zip(edges).enumerate() {
+        let used = &used[e.source_at..];
         let supplies = plan
             .groups
             .iter()
@@ -148,13 +153,13 @@ pub(super) fn propose(
         if supplies.zip(used).all(|(supply, &u)| supply <= u) {
             continue;
         }
-        for &(lm, _) in &plan.keep_masks {
+        for &(lm, _) in plan.keep_masks {
             busy[lm as usize] = i;
         }
         let k = plan.groups.len();
         rack_edge.clear();
         rack_edge.resize((k + 1) * racks, None);
-        for &(g, r, id) in &e.to_rack {
+        for &(g, r, id) in e.to_rack {
             rack_edge[g * racks + r] = Some(id);
         }
         for g in 0..=k {
@@ -164,7 +169,7 @@ pub(super) fn propose(
                 (0, plan.free)
             };
             let mut left = supply.saturating_sub(used[g]);
-            let Some(from_source) = sinks.from_source[i][g] else {
+            let Some(from_source) = sinks.from_source[e.source_at + g] else {
                 continue;
             };
             for step in 0..n {
@@ -187,7 +192,7 @@ pub(super) fn propose(
                 left -= 1;
                 net.add_preset(from_source, 1);
                 net.add_preset(to_rack, 1);
-                net.add_preset(e.member[lm], 1);
+                net.add_preset(member_edges[e.member_at + lm], 1);
                 cursor = lm + 1;
             }
         }
