@@ -70,11 +70,14 @@
 //! all, its result is returned (it meets every bound, see [`keep_all`]'s certificate); when
 //! it fails keeping every claim, one-for-one exchanges moving the fewest claims (a maximum
 //! flow shows how few) are tried and returned when found, else the greedy is not run and
-//! the (there exact) flow of extras decides.
+//! the (there exact) flow of extras decides. Where every topic has a floor instead
+//! (P_t ≥ n), that placement generalised to floors ([`keep_all::floored`]) runs first: its
+//! result is returned when it places everything (its own certificate); its failure proves
+//! nothing, and everything below runs as before.
 //!
 //! # Tie rule (objective 6)
 //!
-//! Where [`keep_all`]'s placement succeeds, its own tie rule. Otherwise the extras: the
+//! Where [`keep_all`]'s placement (or [`keep_all::floored`]'s) succeeds, its own tie rule. Otherwise the extras: the
 //! rotation where it is tried and fits, else where [`keep_all::fresh`]'s placement places
 //! everything its tie rule, else [`homogeneous::choose_extras`] on the keepable
 //! claims with the repair above (every step reads the canonical order). Then, per topic:
@@ -120,6 +123,8 @@ pub(crate) use floors::tally as floors_tally;
 use keep_all::Placement;
 #[cfg(test)]
 pub(crate) use keep_all::exchange_tally;
+#[cfg(test)]
+pub(crate) use keep_all::floored::tally as floored_tally;
 #[cfg(test)]
 pub(crate) use keep_all::fresh::tally as fresh_tally;
 #[cfg(test)]
@@ -271,6 +276,17 @@ pub(crate) fn assign_as(
     } else {
         false
     };
+    // Where every topic has a floor (P_t ≥ n), its generalisation: certified when it places
+    // everything, and a failure proves nothing (see `keep_all::floored`).
+    if final_refusal
+        && comp
+            .topics
+            .iter()
+            .all(|&t| problem.partitions(t) as usize >= n)
+        && keep_all::floored::place(&ctx, &member_bit, lists)
+    {
+        return Some(Route::Direct);
+    }
     // The cheap choice first: when it exists it uses the most gaining cells of any
     // balance-optimal choice, so the deal's check is all the certificate still needs.
     let mut pending = homogeneous::Extras::new(problem, comp, &keepable);

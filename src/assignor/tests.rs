@@ -7,6 +7,7 @@ use super::*;
 use crate::ids::MemberId;
 
 mod aligned;
+mod aligned_floored;
 mod aligned_floors;
 mod aligned_flow;
 mod aligned_fresh;

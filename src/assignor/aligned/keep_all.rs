@@ -99,6 +99,7 @@
 use super::Context;
 
 mod exchange;
+pub(super) mod floored;
 pub(super) mod fresh;
 #[cfg(test)]
 pub(crate) use exchange::tally as exchange_tally;
