@@ -104,6 +104,7 @@
 use super::components::{Component, LocalIndex};
 use super::homogeneous::{self, Choice, Route};
 
+mod deal;
 mod extras;
 mod fit;
 mod floors;
@@ -111,8 +112,8 @@ mod keep_all;
 pub(crate) mod transport;
 
 use super::problem::Problem;
-use super::racks::{RackBits, keepable_claims, search_masks};
-use extras::TopicChoice;
+use super::racks::{RackBits, keepable_claims};
+use deal::Deal;
 #[cfg(test)]
 pub(crate) use extras::warm_tally as extras_warm_tally;
 use fit::Fit;
@@ -129,7 +130,6 @@ pub(crate) use keep_all::floored::tally as floored_tally;
 pub(crate) use keep_all::fresh::tally as fresh_tally;
 #[cfg(test)]
 pub(crate) use keep_all::tally as keep_all_tally;
-use transport::Transport;
 
 /// The most distinct rack masks among a topic's left-over alignable partitions that the small
 /// flow accepts; beyond that the general flow runs instead.
@@ -221,18 +221,7 @@ pub(crate) fn assign_as(
         );
     }
 
-    let mut deal = Deal {
-        room: vec![0; n],
-        free: Vec::new(),
-        groups: Vec::new(),
-        flow: Transport::default(),
-        capacity: Vec::new(),
-        masks: Vec::new(),
-        supply: Vec::new(),
-        taken: Vec::new(),
-        bucket: Vec::new(),
-        check: variant != Variant::NoTransportCheck,
-    };
+    let mut deal = Deal::new(n, variant != Variant::NoTransportCheck);
     let mut rack_members: Vec<Vec<u32>> = vec![Vec::new(); racks.len()];
     for (lm, &bit) in member_bit.iter().enumerate() {
         if bit != 0 {
@@ -413,213 +402,6 @@ fn too_many_masks(masks: &[u64]) -> bool {
         }
     }
     false
-}
-
-/// Buffers reused from topic to topic.
-struct Deal {
-    /// Places left per local member in the current topic.
-    room: Vec<u32>,
-    /// Left-over partitions that cannot be aligned.
-    free: Vec<i32>,
-    /// Left-over alignable partitions by mask, masks ascending.
-    groups: Vec<(u64, Vec<i32>)>,
-    flow: Transport,
-    /// Per topic, reused: room per rack, the groups' masks and sizes, how many of each group
-    /// were handed out, and one rack's partitions.
-    capacity: Vec<u64>,
-    masks: Vec<u64>,
-    supply: Vec<u64>,
-    taken: Vec<usize>,
-    bucket: Vec<i32>,
-    /// Off only in [`Variant::NoTransportCheck`].
-    check: bool,
-}
-
-impl Deal {
-    /// Deals every topic of the component with the extras `chosen_by_topic` ((topic, local
-    /// ids) for the topics with extras, in `comp.topics` order); `false`, with `lists` as
-    /// they were, when some topic's left-over alignable partitions cannot all be aligned.
-    fn all<'x>(
-        &mut self,
-        ctx: &Context<'_, '_>,
-        chosen_by_topic: impl Iterator<Item = (u32, &'x [u32])>,
-        lists: &mut [Vec<(u32, i32)>],
-    ) -> bool {
-        let before = lengths(ctx.comp, lists);
-        let mut chosen_by_topic = chosen_by_topic.peekable();
-        for (i, &t) in ctx.comp.topics.iter().enumerate() {
-            let chosen: &[u32] = match chosen_by_topic.next_if(|x| x.0 == t) {
-                Some((_, chosen)) => chosen,
-                None => &[],
-            };
-            if !self.topic(ctx, t, ctx.topic_masks(i, t), chosen, lists) {
-                restore(ctx.comp, &before, lists);
-                return false;
-            }
-        }
-        true
-    }
-
-    /// Deals every topic of the component as the rack-aware flow chose; `false`, with
-    /// `lists` as they were, if some topic does not fit (which the flow rules out; the deal
-    /// checks anyway).
-    fn chosen(
-        &mut self,
-        ctx: &Context<'_, '_>,
-        chosen: &extras::Chosen,
-        lists: &mut [Vec<(u32, i32)>],
-    ) -> bool {
-        let before = lengths(ctx.comp, lists);
-        let mut by_topic = chosen.topics.iter().peekable();
-        for (i, &t) in ctx.comp.topics.iter().enumerate() {
-            let masks = ctx.topic_masks(i, t);
-            let placed = match by_topic.next_if(|x| x.topic() == t) {
-                Some(TopicChoice::Open(open)) => extras::deal_open(
-                    open,
-                    ctx.comp,
-                    ctx.index,
-                    masks,
-                    &ctx.keepable[t as usize],
-                    ctx.racks,
-                    lists,
-                ),
-                Some(TopicChoice::KeepFirst { chosen, .. }) => {
-                    self.topic(ctx, t, masks, chosen, lists)
-                }
-                None => self.topic(ctx, t, masks, &[], lists),
-            };
-            if !placed {
-                restore(ctx.comp, &before, lists);
-                return false;
-            }
-        }
-        #[cfg(test)]
-        tally::add(if chosen.exact {
-            tally::RACK_FLOW_EXACT
-        } else {
-            tally::RACK_FLOW
-        });
-        true
-    }
-
-    /// Deals topic `t`; `false` (with some of it already written to `lists`) when the
-    /// left-over alignable partitions cannot all be aligned.
-    fn topic(
-        &mut self,
-        ctx: &Context<'_, '_>,
-        t: u32,
-        masks: &[u64],
-        chosen: &[u32],
-        lists: &mut [Vec<(u32, i32)>],
-    ) -> bool {
-        let (comp, index, rack_members) = (ctx.comp, ctx.index, ctx.rack_members);
-        let keepable = &ctx.keepable[t as usize][..];
-        let n = comp.members.len();
-        let floor = masks.len() as u32 / n as u32;
-        self.room.fill(floor);
-        for &lm in chosen {
-            self.room[lm as usize] += 1;
-        }
-        self.free.clear();
-        for group in &mut self.groups {
-            group.1.clear();
-        }
-        let mut claims = keepable.iter().peekable();
-        for (p, &mask) in masks.iter().enumerate() {
-            let p = p as i32;
-            if let Some(&&(claimed, m)) = claims.peek()
-                && claimed == p
-            {
-                claims.next();
-                let lm = index.get(comp, m);
-                if self.room[lm] > 0 {
-                    self.room[lm] -= 1;
-                    lists[m as usize].push((t, p));
-                    continue;
-                }
-            }
-            if mask == 0 {
-                self.free.push(p);
-            } else {
-                match search_masks(&self.groups, mask, |g| g.0) {
-                    Ok(i) => self.groups[i].1.push(p),
-                    Err(i) => {
-                        if self.groups.len() >= MAX_GROUPS {
-                            return false;
-                        }
-                        self.groups.insert(i, (mask, vec![p]));
-                    }
-                }
-            }
-        }
-        self.groups.retain(|g| !g.1.is_empty());
-
-        // How many of each group go to each rack. With no floor only the chosen have room.
-        let room = &self.room;
-        self.capacity.clear();
-        if floor == 0 {
-            self.capacity.resize(ctx.racks, 0);
-            for &lm in chosen {
-                let bit = ctx.member_bit[lm as usize];
-                if bit != 0 {
-                    self.capacity[bit.trailing_zeros() as usize] += u64::from(room[lm as usize]);
-                }
-            }
-        } else {
-            self.capacity.extend(rack_members.iter().map(|ms| {
-                ms.iter()
-                    .map(|&lm| u64::from(room[lm as usize]))
-                    .sum::<u64>()
-            }));
-        }
-        self.masks.clear();
-        self.masks.extend(self.groups.iter().map(|g| g.0));
-        self.supply.clear();
-        self.supply
-            .extend(self.groups.iter().map(|g| g.1.len() as u64));
-        if !self.flow.solve(&self.masks, &self.supply, &self.capacity) {
-            if self.check {
-                return false;
-            }
-            for group in self.groups.drain(..) {
-                self.free.extend(group.1);
-            }
-            self.free.sort_unstable();
-        }
-        let racks = self.capacity.len();
-        let (taken, bucket) = (&mut self.taken, &mut self.bucket);
-        taken.clear();
-        taken.resize(self.groups.len(), 0);
-        for (r, members) in rack_members.iter().enumerate() {
-            bucket.clear();
-            for (g, group) in self.groups.iter().enumerate() {
-                let amount = self.flow.amount[g * racks + r] as usize;
-                bucket.extend_from_slice(&group.1[taken[g]..taken[g] + amount]);
-                taken[g] += amount;
-            }
-            if bucket.is_empty() {
-                continue;
-            }
-            bucket.sort_unstable();
-            let mut next = bucket.iter();
-            for &lm in members {
-                let room = &mut self.room[lm as usize];
-                let before = next.len();
-                let list = &mut lists[comp.members[lm as usize] as usize];
-                list.extend(next.by_ref().take(*room as usize).map(|&p| (t, p)));
-                *room -= (before - next.len()) as u32;
-            }
-        }
-        let mut next = self.free.iter();
-        if !self.free.is_empty() {
-            for (lm, &m) in comp.members.iter().enumerate() {
-                let room = self.room[lm] as usize;
-                lists[m as usize].extend(next.by_ref().take(room).map(|&p| (t, p)));
-            }
-        }
-        debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
-        true
-    }
 }
 
 /// The lengths of the component's members' lists.
