@@ -17,11 +17,9 @@ pub(super) struct Deal {
     /// Left-over alignable partitions by mask, masks ascending.
     groups: Vec<(u64, Vec<i32>)>,
     flow: Transport,
-    /// Per topic, reused: room per rack, the groups' masks and sizes, how many of each group
-    /// were handed out, and one rack's partitions.
+    /// Per topic, reused: room per rack, how many of each group were handed out, and one
+    /// rack's partitions.
     capacity: Vec<u64>,
-    masks: Vec<u64>,
-    supply: Vec<u64>,
     taken: Vec<usize>,
     bucket: Vec<i32>,
     /// Off only in [`super::Variant::NoTransportCheck`].
@@ -38,8 +36,6 @@ impl Deal {
             groups: Vec::new(),
             flow: Transport::default(),
             capacity: Vec::new(),
-            masks: Vec::new(),
-            supply: Vec::new(),
             taken: Vec::new(),
             bucket: Vec::new(),
             check,
@@ -182,12 +178,7 @@ impl Deal {
                     .sum::<u64>()
             }));
         }
-        self.masks.clear();
-        self.masks.extend(self.groups.iter().map(|g| g.0));
-        self.supply.clear();
-        self.supply
-            .extend(self.groups.iter().map(|g| g.1.len() as u64));
-        if !self.flow.solve(&self.masks, &self.supply, &self.capacity) {
+        if !self.flow.solve_groups(&self.groups, &self.capacity) {
             if self.check {
                 return false;
             }

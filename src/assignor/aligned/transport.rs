@@ -15,6 +15,9 @@ pub(crate) struct Transport {
     pub(crate) unplaced: u64,
     /// Buffers kept from call to call: a deal solves one small flow per topic.
     scratch: Scratch,
+    /// [`Transport::solve_groups`]'s masks and sizes of the groups, kept from call to call.
+    group_masks: Vec<u64>,
+    group_supply: Vec<u64>,
 }
 
 /// [`Transport::solve`]'s working vectors.
@@ -37,6 +40,21 @@ impl Transport {
         let mut scratch = std::mem::take(&mut self.scratch);
         let placed = self.solve_with(masks, supply, capacity, &mut scratch);
         self.scratch = scratch;
+        placed
+    }
+
+    /// [`Transport::solve`] for groups given as (mask, partitions): each group's units are
+    /// its partitions.
+    pub(crate) fn solve_groups(&mut self, groups: &[(u64, Vec<i32>)], capacity: &[u64]) -> bool {
+        let mut masks = std::mem::take(&mut self.group_masks);
+        let mut supply = std::mem::take(&mut self.group_supply);
+        masks.clear();
+        masks.extend(groups.iter().map(|g| g.0));
+        supply.clear();
+        supply.extend(groups.iter().map(|g| g.1.len() as u64));
+        let placed = self.solve(&masks, &supply, capacity);
+        self.group_masks = masks;
+        self.group_supply = supply;
         placed
     }
 

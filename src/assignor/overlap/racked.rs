@@ -201,8 +201,6 @@ pub(crate) fn assign(
         racks: racks.len(),
         slot: vec![0; comp.members.len()],
         capacity: Vec::new(),
-        masks: Vec::new(),
-        supply: Vec::new(),
         buckets: vec![Vec::new(); racks.len()],
         cursor: Vec::new(),
     };
@@ -404,9 +402,6 @@ struct RackDeal {
     slot: Vec<u32>,
     /// Per rack: the room its subscribers have left.
     capacity: Vec<u64>,
-    /// Per group: its mask and its partitions left over.
-    masks: Vec<u64>,
-    supply: Vec<u64>,
     /// Per rack: the partitions the small flow sends there, ascending.
     buckets: Vec<Vec<i32>>,
     /// Per rack: how many of its bucket's partitions are dealt.
@@ -525,12 +520,7 @@ impl RackDeal {
                 self.capacity[bit(i).trailing_zeros() as usize] += u64::from(room[i]);
             }
         }
-        self.masks.clear();
-        self.masks.extend(self.groups.iter().map(|g| g.0));
-        self.supply.clear();
-        self.supply
-            .extend(self.groups.iter().map(|g| g.1.len() as u64));
-        if !self.flow.solve(&self.masks, &self.supply, &self.capacity) {
+        if !self.flow.solve_groups(&self.groups, &self.capacity) {
             return false;
         }
         // Each group's partitions, in order, split over the racks in rack order.
