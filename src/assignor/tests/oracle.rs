@@ -314,6 +314,22 @@ pub(super) fn feed_back(spec: &GroupSpec, a: &Assignment) -> GroupSpec {
     next
 }
 
+/// Whether `fast`, the assignor's result on `spec`, misses the class flow's objective values
+/// (`uniform::assign_with(spec, false)`); with `shuffler`, also asserts that a shuffled copy
+/// of the input gives `fast` back (for the runs without a planted fault).
+pub(super) fn misses_the_flow(
+    spec: &GroupSpec,
+    fast: &Assignment,
+    shuffler: Option<&mut Rng>,
+) -> bool {
+    let wrong = score(spec, fast) != score(spec, &assign_with(spec, false).unwrap());
+    if let Some(rng) = shuffler {
+        let again = UniformV2.assign(&permuted(rng, spec)).unwrap();
+        assert_eq!(&again, fast, "input order leaked: {}", spec.to_json());
+    }
+    wrong
+}
+
 /// The assignor's result on `spec`, checked against the class flow alone
 /// (`uniform::assign_with(spec, false)`, no fast path): valid, with the flow's objective
 /// values, and given back unchanged when fed back as the owners. `case` names the spec in
