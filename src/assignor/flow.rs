@@ -258,8 +258,9 @@ impl Network {
 
     /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
-    /// every node's arcs and the proposed flows by slot.
-    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>) {
+    /// every node's arcs, the proposed flows by slot, and a spare buffer of one `u32` per arc
+    /// (the warm start reuses it instead of allocating as much again).
+    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>, Vec<u32>) {
         let n = self.nodes;
         // Counted one place further up than the starts, so that the fill below, which moves
         // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
@@ -272,59 +273,65 @@ impl Network {
         for i in 2..n + 2 {
             start[i] += start[i - 1];
         }
-        // Both arcs of an edge are written as soon as both their slots are known: one pass
-        // over the edges, in id order, so the slots are those of the order above.
-        let added = std::mem::take(&mut self.added);
-        let blank = Arc {
-            to: 0,
-            rev: 0,
-            cap: 0,
-            convex: NONE,
-            cost: [0; 4],
-        };
-        let mut arcs = vec![blank; 2 * added.len()];
-        let mut slot = vec![0u32; arcs.len()];
-        let mut presets = Vec::new();
+        // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
+        // the arcs are then written once each, in slot order, without zeroing them first.
+        let added = &self.added;
+        let mut end = vec![0u32; 2 * added.len()];
+        let mut slot = vec![0u32; end.len()];
         for (k, a) in added.iter().enumerate() {
-            let forward = start[a.from as usize + 1];
-            start[a.from as usize + 1] += 1;
-            let backward = start[a.to as usize + 1];
-            start[a.to as usize + 1] += 1;
-            slot[2 * k] = forward;
-            slot[2 * k + 1] = backward;
-            let c = a.cost;
-            arcs[forward as usize] = Arc {
-                to: a.to,
-                rev: backward,
-                cap: a.cap,
-                convex: a.convex,
-                cost: c,
-            };
-            arcs[backward as usize] = Arc {
-                to: a.from,
-                rev: forward,
-                cap: 0,
-                convex: if a.convex == NONE {
-                    NONE
-                } else {
-                    a.convex | REVERSE
-                },
-                cost: [-c[0], -c[1], -c[2], -c[3]],
-            };
-            if a.preset != 0 {
-                presets.push((forward, a.preset));
+            for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
+                let s = start[node as usize + 1];
+                start[node as usize + 1] += 1;
+                slot[e] = s;
+                end[s as usize] = e as u32;
             }
         }
         start.pop();
+        let presets = added
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.preset != 0)
+            .map(|(k, a)| (slot[2 * k], a.preset))
+            .collect();
+        let arcs: Vec<Arc> = end
+            .iter()
+            .map(|&e| {
+                let e = e as usize;
+                let a = &added[e / 2];
+                let c = a.cost;
+                if e & 1 == 0 {
+                    Arc {
+                        to: a.to,
+                        rev: slot[e + 1],
+                        cap: a.cap,
+                        convex: a.convex,
+                        cost: c,
+                    }
+                } else {
+                    Arc {
+                        to: a.from,
+                        rev: slot[e - 1],
+                        cap: 0,
+                        convex: if a.convex == NONE {
+                            NONE
+                        } else {
+                            a.convex | REVERSE
+                        },
+                        cost: [-c[0], -c[1], -c[2], -c[3]],
+                    }
+                }
+            })
+            .collect();
+        self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;
-        (start, presets)
+        (start, presets, end)
     }
 
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let (start, presets) = self.lay_out();
+        let (start, presets, spare_u32) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
         // What the source can send at most: once that much flows, no augmenting path is
@@ -333,7 +340,7 @@ impl Network {
         let supply: i64 = arcs_of(source as usize)
             .map(|s| i64::from(self.arcs[s].cap.max(0)))
             .sum();
-        let warm = self.warm_start(&start, &presets, source, sink);
+        let warm = self.warm_start(&start, &presets, spare_u32, source, sink);
         let cold = warm.is_none();
         let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
         let mut reached = vec![false; n];

@@ -26,10 +26,12 @@ impl Network {
     /// returns potentials under which every residual arc has a non-negative reduced cost,
     /// with the flow's value; or `None`, with the arcs left as they were, if the presets are
     /// not a flow or no such potentials were found within the limits of the module docs.
+    /// `spare` is a buffer of any content, reused for the arcs' capacities before the presets.
     pub(super) fn warm_start(
         &mut self,
         start: &[u32],
         presets: &[(u32, i32)],
+        spare: Vec<u32>,
         source: u32,
         sink: u32,
     ) -> Option<(Vec<Cost>, i64)> {
@@ -56,8 +58,11 @@ impl Network {
         {
             return None;
         }
-        // The capacities before the presets, to undo them.
-        let original: Vec<i32> = self.arcs.iter().map(|a| a.cap).collect();
+        // The capacities before the presets, to undo them, in the spare buffer: reusing it
+        // spares as many fresh pages.
+        let mut original = spare;
+        original.clear();
+        original.extend(self.arcs.iter().map(|a| a.cap.cast_unsigned()));
         for &(f, x) in presets {
             let rev = self.arcs[f as usize].rev as usize;
             self.arcs[f as usize].cap -= x;
@@ -90,7 +95,7 @@ impl Network {
             if rounds > CERTIFY_ROUNDS || work > budget {
                 // Undo the presets and every cancellation: back to zero flow.
                 for (arc, cap) in self.arcs.iter_mut().zip(original) {
-                    arc.cap = cap;
+                    arc.cap = cap.cast_signed();
                 }
                 return None;
             }
