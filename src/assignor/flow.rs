@@ -478,7 +478,7 @@ impl Network {
                     for s in arcs_of(u) {
                         let arc = &self.arcs[s];
                         let v = arc.to as usize;
-                        if level[v] == u32::MAX && arc.cap > 0 && add(self.cost(s), pu) == pi[v] {
+                        if arc.cap > 0 && level[v] == u32::MAX && add(self.cost(s), pu) == pi[v] {
                             level[v] = level[u] + 1;
                             queue.push(v as u32);
                             if v == sink as usize {
@@ -517,8 +517,8 @@ impl Network {
                         let s = it[u] as usize;
                         let arc = &self.arcs[s];
                         let v = arc.to as usize;
-                        if level[v] == level[u] + 1
-                            && arc.cap > 0
+                        if arc.cap > 0
+                            && level[v] == level[u] + 1
                             && add(self.cost(s), pi[u]) == pi[v]
                         {
                             path.push(s);
