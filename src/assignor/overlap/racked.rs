@@ -146,10 +146,16 @@ pub(crate) fn assign(
     let mut masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
     let mut claim_masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
     let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
+    // Per local member: its index among the current topic's subscribers.
+    let mut slot = vec![0u32; comp.members.len()];
     for &t in &comp.topics {
-        let present = problem.subscribers[t as usize]
-            .iter()
-            .fold(0u64, |acc, &m| acc | member_bit[local(m)]);
+        let subscribers = &problem.subscribers[t as usize];
+        let mut present = 0u64;
+        for (i, &m) in subscribers.iter().enumerate() {
+            let lm = local(m);
+            present |= member_bit[lm];
+            slot[lm] = i as u32;
+        }
         let mut topic_masks: Vec<u64> = Vec::with_capacity(problem.partitions(t) as usize);
         racks.extend_masks(problem, t, &mut topic_masks);
         // Only racks where some subscriber of the topic runs can align its partitions.
@@ -164,13 +170,15 @@ pub(crate) fn assign(
         );
         // Per subscriber: the racks its keepable claims could be aligned in (none kept when
         // the topic has no keepable claim).
-        let subscribers = &problem.subscribers[t as usize];
         let mut claim_mask = Vec::new();
         if !keepable[t as usize].is_empty() {
             claim_mask.resize(subscribers.len(), 0u64);
         }
         for &(p, m) in &keepable[t as usize] {
-            if let Ok(i) = subscribers.binary_search(&m) {
+            // Claims are on subscribers only (see `claims::previous_owners`); the check
+            // costs less than a search.
+            let i = slot[local(m)] as usize;
+            if subscribers.get(i) == Some(&m) {
                 claim_mask[i] |= topic_masks[p as usize];
             }
         }
@@ -210,8 +218,8 @@ pub(crate) fn assign(
         index: &index,
         member_bit: &member_bit,
         keepable: &keepable,
-        held: vec![std::cell::OnceCell::new(); comp.topics.len()],
         keep_within: vec![std::cell::Cell::new(0); comp.topics.len()],
+        cells: std::cell::OnceCell::new(),
     };
     let mut refused: Vec<Exchange> = Vec::new();
     let mut exchanges = 0;

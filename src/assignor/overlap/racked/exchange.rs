@@ -64,31 +64,114 @@ pub(super) struct Scope<'a, 'p> {
     pub member_bit: &'a [u64],
     /// Per topic: the keepable claims (partition, member), ascending by partition.
     pub keepable: &'a [Vec<(i32, u32)>],
-    /// Per local topic, per subscriber index: its keepable claims, counted on the topic's
-    /// first use (topics no exchange looks at never pay for it).
-    pub held: Vec<std::cell::OnceCell<Vec<u32>>>,
     /// Per local topic: racks such that a member keeps first its claims whose masks lie
     /// within them (0: lowest numbers first). Set after a deal of the topic failed with
     /// those racks full; which claims a member keeps changes neither its count nor how many
     /// it keeps, only which partitions are left over.
     pub keep_within: Vec<std::cell::Cell<u64>>,
+    /// The cells (subscriptions) as searches read them, built on the first search.
+    pub cells: std::cell::OnceCell<Cells>,
 }
 
-impl Scope<'_, '_> {
-    /// The keepable claims of local topic `lt` held by its `i`-th subscriber.
-    fn held(&self, lt: usize, i: usize) -> u32 {
-        let held = self.held[lt].get_or_init(|| {
-            let t = self.comp.topics[lt] as usize;
-            let subscribers = &self.problem.subscribers[t];
-            let mut held = vec![0u32; subscribers.len()];
-            for &(_, m) in &self.keepable[t] {
-                if let Ok(i) = subscribers.binary_search(&m) {
+/// The component's cells (local topic, subscriber index), numbered topic by topic
+/// (`first[lt] + i`), with each member's cells listed by topic: a search reads a member's
+/// topics, and whether it holds or gains from their extras, without a binary search per
+/// topic. Subscriptions and keepable claims never change during [`super::assign`], so this is
+/// built once per component, when an exchange is first sought.
+pub(crate) struct Cells {
+    /// Per local topic: the number of its first cell (one more entry at the end).
+    first: Vec<u32>,
+    /// Per cell: whether the subscriber gains from the topic's extra (more than f_t keepable
+    /// claims).
+    gains: Vec<bool>,
+    /// Per local member: where its cells start in `of` (one more entry at the end).
+    start: Vec<u32>,
+    /// Members' cells as (local topic, subscriber index), by member, topics ascending.
+    of: Vec<(u32, u32)>,
+}
+
+impl Cells {
+    fn new(x: &Scope<'_, '_>, counts: &Counts) -> Self {
+        let members = x.comp.members.len();
+        let mut first = Vec::with_capacity(counts.subs.len() + 1);
+        first.push(0u32);
+        let mut start = vec![0u32; members + 1];
+        for subs in &counts.subs {
+            first.push(first[first.len() - 1] + subs.len() as u32);
+            for &lm in subs {
+                start[lm as usize + 1] += 1;
+            }
+        }
+        for lm in 0..members {
+            start[lm + 1] += start[lm];
+        }
+        let mut next = start.clone();
+        let mut of = vec![(0, 0); start[members] as usize];
+        let mut gains = vec![false; first[counts.subs.len()] as usize];
+        // Per local member: its index among the current topic's subscribers.
+        let mut slot = vec![0u32; members];
+        let mut held = vec![0u32; counts.widest];
+        // Topics ascending: each member's cells come out ascending by topic.
+        for (lt, subs) in counts.subs.iter().enumerate() {
+            for (i, &lm) in subs.iter().enumerate() {
+                let at = &mut next[lm as usize];
+                of[*at as usize] = (lt as u32, i as u32);
+                *at += 1;
+                slot[lm as usize] = i as u32;
+            }
+            let t = x.comp.topics[lt] as usize;
+            let subscribers = &x.problem.subscribers[t];
+            // Claims are on subscribers only (see `claims::previous_owners`); the check
+            // costs less than a search.
+            for &(_, m) in &x.keepable[t] {
+                let i = slot[x.index.get(x.comp, m)] as usize;
+                if subscribers.get(i) == Some(&m) {
                     held[i] += 1;
                 }
             }
-            held
-        });
-        held[i]
+            let cells = &mut gains[first[lt] as usize..first[lt + 1] as usize];
+            for (gain, k) in cells.iter_mut().zip(&mut held[..subs.len()]) {
+                *gain = *k > counts.floor[lt];
+                *k = 0;
+            }
+        }
+        Self {
+            first,
+            gains,
+            start,
+            of,
+        }
+    }
+
+    /// Local member `lm`'s cells, ascending by topic.
+    fn of(&self, lm: u32) -> &[(u32, u32)] {
+        let lm = lm as usize;
+        &self.of[self.start[lm] as usize..self.start[lm + 1] as usize]
+    }
+
+    /// The number of the `i`-th subscriber of local topic `lt`'s cell.
+    fn id(&self, lt: usize, i: u32) -> usize {
+        self.first[lt] as usize + i as usize
+    }
+
+    /// Per cell: whether its subscriber holds the topic's extra in `counts`.
+    fn holding(&self, counts: &Counts) -> Vec<bool> {
+        let mut holding = vec![false; self.gains.len()];
+        for (lt, chosen) in counts.chosen.iter().enumerate() {
+            for &i in chosen {
+                holding[self.id(lt, i)] = true;
+            }
+        }
+        holding
+    }
+
+    /// Whether the `i`-th subscriber of local topic `lt` gains from its extra.
+    fn gains(&self, lt: usize, i: u32) -> bool {
+        #[cfg(test)]
+        if GAINING_GIVEN.with(std::cell::Cell::get) {
+            return false;
+        }
+        self.gains[self.id(lt, i)]
     }
 }
 
@@ -130,33 +213,6 @@ fn hand(counts: &mut Counts, lt: usize, from: u32, to: u32) {
     }
 }
 
-/// Whether local member `lm` holds an extra of local topic `lt` in `counts`.
-fn holds(counts: &Counts, lt: usize, lm: u32) -> bool {
-    counts.subs[lt]
-        .binary_search(&lm)
-        .is_ok_and(|i| counts.chosen[lt].binary_search(&(i as u32)).is_ok())
-}
-
-/// Whether local member `lm` gains from an extra of local topic `lt`: it holds more keepable
-/// claims of it than f_t.
-fn gains(x: &Scope<'_, '_>, counts: &Counts, lt: usize, lm: u32) -> bool {
-    #[cfg(test)]
-    if GAINING_GIVEN.with(std::cell::Cell::get) {
-        return false;
-    }
-    counts.subs[lt]
-        .binary_search(&lm)
-        .is_ok_and(|i| x.held(lt, i) > counts.floor[lt])
-}
-
-/// The local topics `lm` subscribes to, ascending.
-fn topics_of(x: &Scope<'_, '_>, lm: u32) -> impl Iterator<Item = usize> {
-    let m = x.comp.members[lm as usize];
-    x.problem.subscriptions[m as usize]
-        .iter()
-        .map(|&t| x.comp.topics.partition_point(|&y| y < t))
-}
-
 /// The exchange of the [module docs](self) for local topic `lt`, whose deal failed with
 /// `reached` the full racks its stuck partitions can reach, or `None`; `refused` are
 /// exchanges with a topic dealt already that did not work out. Exchanges giving up no gaining
@@ -183,48 +239,55 @@ fn search(
     strict: bool,
 ) -> Option<Exchange> {
     let subs = &counts.subs[lt];
-    let mut chosen = vec![false; subs.len()];
-    for &i in &counts.chosen[lt] {
-        chosen[i as usize] = true;
-    }
+    let cells = x.cells.get_or_init(|| Cells::new(x, counts));
+    let holding = cells.holding(counts);
+    let holds = |o: usize, i: u32| holding[cells.id(o, i)];
+    let gains = |o: usize, i: u32| cells.gains(o, i);
     let bit = |lm: u32| x.member_bit[lm as usize];
-    let givers: Vec<(u32, bool)> = subs
-        .iter()
-        .zip(&chosen)
-        .filter(|&(&lm, &c)| c && bit(lm) & reached == 0)
-        .map(|(&lm, _)| (lm, gains(x, counts, lt, lm)))
+    let givers: Vec<(u32, bool)> = (0..subs.len() as u32)
+        .zip(subs)
+        .filter(|&(i, &lm)| holds(lt, i) && bit(lm) & reached == 0)
+        .map(|(i, &lm)| (lm, gains(lt, i)))
         .filter(|&(_, gain)| !(strict && gain))
         .collect();
     if givers.is_empty() {
         return None;
     }
     let mut dealt: Option<Exchange> = None;
-    for (&v, _) in subs
-        .iter()
-        .zip(&chosen)
-        .filter(|&(&lm, &c)| !c && bit(lm) & reached != 0)
+    let mut offers: Vec<(usize, bool)> = Vec::new();
+    for (iv, &v) in (0..subs.len() as u32)
+        .zip(subs)
+        .filter(|&(i, &lm)| !holds(lt, i) && bit(lm) & reached != 0)
     {
         // The topics where v holds an extra (one it does not gain from, when strict).
-        let offers: Vec<(usize, bool)> = topics_of(x, v)
-            .filter(|&o| o != lt && holds(counts, o, v))
-            .map(|o| (o, gains(x, counts, o, v)))
-            .filter(|&(_, gain)| !(strict && gain))
-            .collect();
+        offers.clear();
+        offers.extend(
+            cells
+                .of(v)
+                .iter()
+                .map(|&(o, j)| (o as usize, j))
+                .filter(|&(o, j)| o != lt && holds(o, j))
+                .map(|(o, j)| (o, gains(o, j)))
+                .filter(|&(_, gain)| !(strict && gain)),
+        );
         if offers.is_empty() {
             continue;
         }
-        let v_gains = !strict && gains(x, counts, lt, v);
+        let v_gains = !strict && gains(lt, iv);
         for &(u, u_gives) in &givers {
-            let mut wanted = topics_of(x, u).peekable();
+            let mut wanted = cells.of(u).iter().peekable();
             for &(o, v_gives) in &offers {
-                while wanted.next_if(|&w| w < o).is_some() {}
-                if wanted.peek() != Some(&o) || holds(counts, o, u) {
+                while wanted.next_if(|w| (w.0 as usize) < o).is_some() {}
+                let Some(&&(w, ju)) = wanted.peek() else {
+                    break;
+                };
+                if w as usize != o || holds(o, ju) {
                     continue;
                 }
                 // Strict: nothing given up. Otherwise the gaining cells received (v's of lt,
                 // u's of o) must make up for those given up (u's of lt, v's of o).
                 if !strict {
-                    let u_takes = gains(x, counts, o, u);
+                    let u_takes = gains(o, ju);
                     let kept = i32::from(v_gains) + i32::from(u_takes);
                     if kept < i32::from(u_gives) + i32::from(v_gives) {
                         continue;
