@@ -253,57 +253,83 @@ fn search(
     if givers.is_empty() {
         return None;
     }
+    // Topics as bits, 64 to a word. Per giver: the topics it subscribes to without holding
+    // their extra (`wants`; never lt, whose extra it holds), and among those the ones whose
+    // extra it gains from (`takes`).
+    let words = counts.subs.len().div_ceil(64);
+    let set = |row: &mut [u64], o: u32| row[o as usize / 64] |= 1 << (o % 64);
+    let mut wants = vec![0u64; givers.len() * words];
+    let mut takes = vec![0u64; givers.len() * words];
+    for (g, &(u, _)) in givers.iter().enumerate() {
+        let row = g * words..(g + 1) * words;
+        for &(o, j) in cells.of(u) {
+            if !holds(o as usize, j) {
+                set(&mut wants[row.clone()], o);
+                if gains(o as usize, j) {
+                    set(&mut takes[row.clone()], o);
+                }
+            }
+        }
+    }
+    // Per receiver: the topics whose extra it holds (`offers`; never lt) and among those the
+    // ones it gains from (`gives`).
+    let mut offers = vec![0u64; words];
+    let mut gives = vec![0u64; words];
     let mut dealt: Option<Exchange> = None;
-    let mut offers: Vec<(usize, bool)> = Vec::new();
     for (iv, &v) in (0..subs.len() as u32)
         .zip(subs)
         .filter(|&(i, &lm)| !holds(lt, i) && bit(lm) & reached != 0)
     {
-        // The topics where v holds an extra (one it does not gain from, when strict).
-        offers.clear();
-        offers.extend(
-            cells
-                .of(v)
-                .iter()
-                .map(|&(o, j)| (o as usize, j))
-                .filter(|&(o, j)| o != lt && holds(o, j))
-                .map(|(o, j)| (o, gains(o, j)))
-                .filter(|&(_, gain)| !(strict && gain)),
-        );
-        if offers.is_empty() {
+        offers.fill(0);
+        gives.fill(0);
+        for &(o, j) in cells.of(v) {
+            if holds(o as usize, j) {
+                set(&mut offers, o);
+                if gains(o as usize, j) {
+                    set(&mut gives, o);
+                }
+            }
+        }
+        // Strict: only extras v does not gain from.
+        if strict {
+            for (offer, give) in offers.iter_mut().zip(&gives) {
+                *offer &= !give;
+            }
+        }
+        if offers.iter().all(|&w| w == 0) {
             continue;
         }
         let v_gains = !strict && gains(lt, iv);
-        for &(u, u_gives) in &givers {
-            let mut wanted = cells.of(u).iter().peekable();
-            for &(o, v_gives) in &offers {
-                while wanted.next_if(|w| (w.0 as usize) < o).is_some() {}
-                let Some(&&(w, ju)) = wanted.peek() else {
-                    break;
-                };
-                if w as usize != o || holds(o, ju) {
-                    continue;
-                }
-                // Strict: nothing given up. Otherwise the gaining cells received (v's of lt,
-                // u's of o) must make up for those given up (u's of lt, v's of o).
+        for (g, &(u, u_gives)) in givers.iter().enumerate() {
+            // Strict: nothing given up (the givers and offers are filtered). Otherwise the
+            // gaining cells received (v's of lt, u's of o) must make up for those given up
+            // (u's of lt, v's of o): [u takes o] − [v gives o] ≥ [u gives] − [v gains].
+            let need = i32::from(u_gives) - i32::from(v_gains);
+            for w in 0..words {
+                let (want, take) = (wants[g * words + w], takes[g * words + w]);
+                let mut found = offers[w] & want;
                 if !strict {
-                    let u_takes = gains(o, ju);
-                    let kept = i32::from(v_gains) + i32::from(u_takes);
-                    if kept < i32::from(u_gives) + i32::from(v_gives) {
-                        continue;
+                    match need {
+                        1 => found &= take & !gives[w],
+                        0 => found &= take | !gives[w],
+                        _ => {}
                     }
                 }
-                let e = Exchange {
-                    topic: lt,
-                    other: o,
-                    giver: u,
-                    receiver: v,
-                };
-                if o > lt {
-                    return Some(e);
-                }
-                if dealt.is_none() && !refused.contains(&e) {
-                    dealt = Some(e);
+                while found != 0 {
+                    let o = w * 64 + found.trailing_zeros() as usize;
+                    found &= found - 1;
+                    let e = Exchange {
+                        topic: lt,
+                        other: o,
+                        giver: u,
+                        receiver: v,
+                    };
+                    if o > lt {
+                        return Some(e);
+                    }
+                    if dealt.is_none() && !refused.contains(&e) {
+                        dealt = Some(e);
+                    }
                 }
             }
         }
