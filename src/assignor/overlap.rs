@@ -159,6 +159,9 @@ pub(crate) struct Counts {
     pub chosen: Vec<Vec<u32>>,
     /// Per local member: its load.
     pub load: Vec<i64>,
+    /// Per local topic, per subscriber index: whether it gains from the topic's extra (holds
+    /// more than f_t of the claims [`choose`] was given); an empty list: none does.
+    pub gaining: Vec<Vec<bool>>,
     /// The most subscribers any topic has.
     pub widest: usize,
 }
@@ -334,6 +337,7 @@ pub(crate) fn choose(
         subs: proposal.subs,
         chosen,
         load,
+        gaining,
         widest,
     }
 }

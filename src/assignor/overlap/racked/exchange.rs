@@ -75,15 +75,12 @@ pub(super) struct Scope<'a, 'p> {
 
 /// The component's cells (local topic, subscriber index), numbered topic by topic
 /// (`first[lt] + i`), with each member's cells listed by topic: a search reads a member's
-/// topics, and whether it holds or gains from their extras, without a binary search per
-/// topic. Subscriptions and keepable claims never change during [`super::assign`], so this is
-/// built once per component, when an exchange is first sought.
+/// topics, and whether it holds their extras, without a binary search per topic.
+/// Subscriptions never change during [`super::assign`], so this is built once per component,
+/// when an exchange is first sought.
 pub(crate) struct Cells {
     /// Per local topic: the number of its first cell (one more entry at the end).
     first: Vec<u32>,
-    /// Per cell: whether the subscriber gains from the topic's extra (more than f_t keepable
-    /// claims).
-    gains: Vec<bool>,
     /// Per local member: where its cells start in `of` (one more entry at the end).
     start: Vec<u32>,
     /// Members' cells as (local topic, subscriber index), by member, topics ascending.
@@ -91,8 +88,7 @@ pub(crate) struct Cells {
 }
 
 impl Cells {
-    fn new(x: &Scope<'_, '_>, counts: &Counts) -> Self {
-        let members = x.comp.members.len();
+    fn new(counts: &Counts, members: usize) -> Self {
         let mut first = Vec::with_capacity(counts.subs.len() + 1);
         first.push(0u32);
         let mut start = vec![0u32; members + 1];
@@ -107,40 +103,15 @@ impl Cells {
         }
         let mut next = start.clone();
         let mut of = vec![(0, 0); start[members] as usize];
-        let mut gains = vec![false; first[counts.subs.len()] as usize];
-        // Per local member: its index among the current topic's subscribers.
-        let mut slot = vec![0u32; members];
-        let mut held = vec![0u32; counts.widest];
         // Topics ascending: each member's cells come out ascending by topic.
         for (lt, subs) in counts.subs.iter().enumerate() {
             for (i, &lm) in subs.iter().enumerate() {
                 let at = &mut next[lm as usize];
                 of[*at as usize] = (lt as u32, i as u32);
                 *at += 1;
-                slot[lm as usize] = i as u32;
-            }
-            let t = x.comp.topics[lt] as usize;
-            let subscribers = &x.problem.subscribers[t];
-            // Claims are on subscribers only (see `claims::previous_owners`); the check
-            // costs less than a search.
-            for &(_, m) in &x.keepable[t] {
-                let i = slot[x.index.get(x.comp, m)] as usize;
-                if subscribers.get(i) == Some(&m) {
-                    held[i] += 1;
-                }
-            }
-            let cells = &mut gains[first[lt] as usize..first[lt + 1] as usize];
-            for (gain, k) in cells.iter_mut().zip(&mut held[..subs.len()]) {
-                *gain = *k > counts.floor[lt];
-                *k = 0;
             }
         }
-        Self {
-            first,
-            gains,
-            start,
-            of,
-        }
+        Self { first, start, of }
     }
 
     /// Local member `lm`'s cells, ascending by topic.
@@ -156,7 +127,7 @@ impl Cells {
 
     /// Per cell: whether its subscriber holds the topic's extra in `counts`.
     fn holding(&self, counts: &Counts) -> Vec<bool> {
-        let mut holding = vec![false; self.gains.len()];
+        let mut holding = vec![false; self.first[self.first.len() - 1] as usize];
         for (lt, chosen) in counts.chosen.iter().enumerate() {
             for &i in chosen {
                 holding[self.id(lt, i)] = true;
@@ -164,15 +135,17 @@ impl Cells {
         }
         holding
     }
+}
 
-    /// Whether the `i`-th subscriber of local topic `lt` gains from its extra.
-    fn gains(&self, lt: usize, i: u32) -> bool {
-        #[cfg(test)]
-        if GAINING_GIVEN.with(std::cell::Cell::get) {
-            return false;
-        }
-        self.gains[self.id(lt, i)]
+/// Whether the `i`-th subscriber of local topic `lt` gains from its extra: it holds more
+/// keepable claims of it than f_t (the keepable claims are those [`super::super::choose`]
+/// counted).
+fn gains(counts: &Counts, lt: usize, i: u32) -> bool {
+    #[cfg(test)]
+    if GAINING_GIVEN.with(std::cell::Cell::get) {
+        return false;
     }
+    counts.gaining[lt].get(i as usize) == Some(&true)
 }
 
 impl Exchange {
@@ -239,10 +212,12 @@ fn search(
     strict: bool,
 ) -> Option<Exchange> {
     let subs = &counts.subs[lt];
-    let cells = x.cells.get_or_init(|| Cells::new(x, counts));
+    let cells = x
+        .cells
+        .get_or_init(|| Cells::new(counts, x.comp.members.len()));
     let holding = cells.holding(counts);
     let holds = |o: usize, i: u32| holding[cells.id(o, i)];
-    let gains = |o: usize, i: u32| cells.gains(o, i);
+    let gains = |o: usize, i: u32| gains(counts, o, i);
     let bit = |lm: u32| x.member_bit[lm as usize];
     let givers: Vec<(u32, bool)> = (0..subs.len() as u32)
         .zip(subs)
