@@ -150,12 +150,9 @@ pub(crate) fn assign(
     let mut slot = vec![0u32; comp.members.len()];
     for &t in &comp.topics {
         let subscribers = &problem.subscribers[t as usize];
-        let mut present = 0u64;
-        for (i, &m) in subscribers.iter().enumerate() {
-            let lm = local(m);
-            present |= member_bit[lm];
-            slot[lm] = i as u32;
-        }
+        let present = subscribers
+            .iter()
+            .fold(0u64, |acc, &m| acc | member_bit[local(m)]);
         let mut topic_masks: Vec<u64> = Vec::with_capacity(problem.partitions(t) as usize);
         racks.extend_masks(problem, t, &mut topic_masks);
         // Only racks where some subscriber of the topic runs can align its partitions.
@@ -173,6 +170,9 @@ pub(crate) fn assign(
         let mut claim_mask = Vec::new();
         if !keepable[t as usize].is_empty() {
             claim_mask.resize(subscribers.len(), 0u64);
+            for (i, &m) in subscribers.iter().enumerate() {
+                slot[local(m)] = i as u32;
+            }
         }
         for &(p, m) in &keepable[t as usize] {
             // Claims are on subscribers only (see `claims::previous_owners`); the check

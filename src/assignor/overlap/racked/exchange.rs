@@ -88,18 +88,19 @@ pub(crate) struct Cells {
 }
 
 impl Cells {
-    fn new(counts: &Counts, members: usize) -> Self {
+    fn new(x: &Scope<'_, '_>, counts: &Counts) -> Self {
+        let members = x.comp.members.len();
         let mut first = Vec::with_capacity(counts.subs.len() + 1);
         first.push(0u32);
-        let mut start = vec![0u32; members + 1];
         for subs in &counts.subs {
             first.push(first[first.len() - 1] + subs.len() as u32);
-            for &lm in subs {
-                start[lm as usize + 1] += 1;
-            }
         }
-        for lm in 0..members {
-            start[lm + 1] += start[lm];
+        // A member's cells are its subscriptions (all to the component's topics).
+        let mut start = Vec::with_capacity(members + 1);
+        start.push(0u32);
+        for &m in &x.comp.members {
+            let cells = x.problem.subscriptions[m as usize].len() as u32;
+            start.push(start[start.len() - 1] + cells);
         }
         let mut next = start.clone();
         let mut of = vec![(0, 0); start[members] as usize];
@@ -212,9 +213,7 @@ fn search(
     strict: bool,
 ) -> Option<Exchange> {
     let subs = &counts.subs[lt];
-    let cells = x
-        .cells
-        .get_or_init(|| Cells::new(counts, x.comp.members.len()));
+    let cells = x.cells.get_or_init(|| Cells::new(x, counts));
     let holding = cells.holding(counts);
     let holds = |o: usize, i: u32| holding[cells.id(o, i)];
     let gains = |o: usize, i: u32| gains(counts, o, i);
