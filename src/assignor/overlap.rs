@@ -159,6 +159,9 @@ pub(crate) struct Counts {
     pub chosen: Vec<Vec<u32>>,
     /// Per local member: its load.
     pub load: Vec<i64>,
+    /// Per local topic, per subscriber index: whether it gains from the topic's extra (holds
+    /// more than f_t of the claims [`choose`] was given); an empty list: none does.
+    pub gaining: Vec<Vec<bool>>,
     /// The most subscribers any topic has.
     pub widest: usize,
 }
@@ -208,7 +211,7 @@ pub(crate) fn choose(
     }
 
     // Per topic: every subscriber at its floor, plus the extras its claims gain from, up to
-    // r_t in subscriber order. `slot[lm]` is lm's index among the current topic's subscribers.
+    // r_t in subscriber order. `owned[lm]`: lm's claims on the current topic.
     let mut proposal = Proposal::new(problem, comp, &floor, &extra, &base);
     let widest = comp
         .topics
@@ -216,8 +219,7 @@ pub(crate) fn choose(
         .map(|&t| subscribers(t).len())
         .max()
         .unwrap_or(0);
-    let mut slot = vec![0u32; n];
-    let mut owned = vec![0u32; widest];
+    let mut owned = vec![0u32; n];
     let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
     // Per local topic: whether any subscriber gains from its extra.
     let mut gains_any = vec![false; comp.topics.len()];
@@ -233,19 +235,15 @@ pub(crate) fn choose(
             gaining.push(Vec::new());
             continue;
         }
-        for (i, &lm) in proposal.subs[lt].iter().enumerate() {
-            slot[lm as usize] = i as u32;
-        }
+        // Claims are on subscribers only (see `claims::previous_owners`): counted by local
+        // member, read (and cleared) by subscriber.
         for &(_, m) in &owners[t as usize] {
-            owned[slot[local(m)] as usize] += 1;
+            owned[local(m)] += 1;
         }
-        let gains: Vec<bool> = owned[..proposal.subs[lt].len()]
+        let gains: Vec<bool> = proposal.subs[lt]
             .iter()
-            .map(|&o| o > f)
+            .map(|&lm| std::mem::take(&mut owned[lm as usize]) > f)
             .collect();
-        for &(_, m) in &owners[t as usize] {
-            owned[slot[local(m)] as usize] = 0;
-        }
         gains_any[lt] = gains.contains(&true);
         gaining.push(gains);
     }
@@ -334,6 +332,7 @@ pub(crate) fn choose(
         subs: proposal.subs,
         chosen,
         load,
+        gaining,
         widest,
     }
 }

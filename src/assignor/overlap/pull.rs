@@ -118,7 +118,9 @@ fn heaviest_holder(
         }
         let load = proposal.load[lm as usize];
         let free = !gaining[lt].get(i).is_some_and(|&g| g);
-        if best.is_some_and(|(l, g, _, _)| (load, free) < (l, g)) {
+        // Not better, or only as good as a suited holder of a lower index: `suits` is not
+        // asked.
+        if best.is_some_and(|(l, g, s, _)| (load, free) < (l, g) || ((load, free) == (l, g) && s)) {
             continue;
         }
         let suited = suits(lt, i, to);

@@ -64,32 +64,89 @@ pub(super) struct Scope<'a, 'p> {
     pub member_bit: &'a [u64],
     /// Per topic: the keepable claims (partition, member), ascending by partition.
     pub keepable: &'a [Vec<(i32, u32)>],
-    /// Per local topic, per subscriber index: its keepable claims, counted on the topic's
-    /// first use (topics no exchange looks at never pay for it).
-    pub held: Vec<std::cell::OnceCell<Vec<u32>>>,
     /// Per local topic: racks such that a member keeps first its claims whose masks lie
     /// within them (0: lowest numbers first). Set after a deal of the topic failed with
     /// those racks full; which claims a member keeps changes neither its count nor how many
     /// it keeps, only which partitions are left over.
     pub keep_within: Vec<std::cell::Cell<u64>>,
+    /// The cells (subscriptions) as searches read them, built on the first search.
+    pub cells: std::cell::OnceCell<Cells>,
 }
 
-impl Scope<'_, '_> {
-    /// The keepable claims of local topic `lt` held by its `i`-th subscriber.
-    fn held(&self, lt: usize, i: usize) -> u32 {
-        let held = self.held[lt].get_or_init(|| {
-            let t = self.comp.topics[lt] as usize;
-            let subscribers = &self.problem.subscribers[t];
-            let mut held = vec![0u32; subscribers.len()];
-            for &(_, m) in &self.keepable[t] {
-                if let Ok(i) = subscribers.binary_search(&m) {
-                    held[i] += 1;
-                }
+/// The component's cells (local topic, subscriber index), numbered topic by topic
+/// (`first[lt] + i`), with each member's cells listed by topic: a search reads a member's
+/// topics, and whether it holds their extras, without a binary search per topic.
+/// Subscriptions never change during [`super::assign`], so this is built once per component,
+/// when an exchange is first sought.
+pub(crate) struct Cells {
+    /// Per local topic: the number of its first cell (one more entry at the end).
+    first: Vec<u32>,
+    /// Per local member: where its cells start in `of` (one more entry at the end).
+    start: Vec<u32>,
+    /// Members' cells as (local topic, subscriber index), by member, topics ascending.
+    of: Vec<(u32, u32)>,
+}
+
+impl Cells {
+    fn new(x: &Scope<'_, '_>, counts: &Counts) -> Self {
+        let members = x.comp.members.len();
+        let mut first = Vec::with_capacity(counts.subs.len() + 1);
+        first.push(0u32);
+        for subs in &counts.subs {
+            first.push(first[first.len() - 1] + subs.len() as u32);
+        }
+        // A member's cells are its subscriptions (all to the component's topics).
+        let mut start = Vec::with_capacity(members + 1);
+        start.push(0u32);
+        for &m in &x.comp.members {
+            let cells = x.problem.subscriptions[m as usize].len() as u32;
+            start.push(start[start.len() - 1] + cells);
+        }
+        let mut next = start.clone();
+        let mut of = vec![(0, 0); start[members] as usize];
+        // Topics ascending: each member's cells come out ascending by topic.
+        for (lt, subs) in counts.subs.iter().enumerate() {
+            for (i, &lm) in subs.iter().enumerate() {
+                let at = &mut next[lm as usize];
+                of[*at as usize] = (lt as u32, i as u32);
+                *at += 1;
             }
-            held
-        });
-        held[i]
+        }
+        Self { first, start, of }
     }
+
+    /// Local member `lm`'s cells, ascending by topic.
+    fn of(&self, lm: u32) -> &[(u32, u32)] {
+        let lm = lm as usize;
+        &self.of[self.start[lm] as usize..self.start[lm + 1] as usize]
+    }
+
+    /// The number of the `i`-th subscriber of local topic `lt`'s cell.
+    fn id(&self, lt: usize, i: u32) -> usize {
+        self.first[lt] as usize + i as usize
+    }
+
+    /// Per cell: whether its subscriber holds the topic's extra in `counts`.
+    fn holding(&self, counts: &Counts) -> Vec<bool> {
+        let mut holding = vec![false; self.first[self.first.len() - 1] as usize];
+        for (lt, chosen) in counts.chosen.iter().enumerate() {
+            for &i in chosen {
+                holding[self.id(lt, i)] = true;
+            }
+        }
+        holding
+    }
+}
+
+/// Whether the `i`-th subscriber of local topic `lt` gains from its extra: it holds more
+/// keepable claims of it than f_t (the keepable claims are those [`super::super::choose`]
+/// counted).
+fn gains(counts: &Counts, lt: usize, i: u32) -> bool {
+    #[cfg(test)]
+    if GAINING_GIVEN.with(std::cell::Cell::get) {
+        return false;
+    }
+    counts.gaining[lt].get(i as usize) == Some(&true)
 }
 
 impl Exchange {
@@ -130,33 +187,6 @@ fn hand(counts: &mut Counts, lt: usize, from: u32, to: u32) {
     }
 }
 
-/// Whether local member `lm` holds an extra of local topic `lt` in `counts`.
-fn holds(counts: &Counts, lt: usize, lm: u32) -> bool {
-    counts.subs[lt]
-        .binary_search(&lm)
-        .is_ok_and(|i| counts.chosen[lt].binary_search(&(i as u32)).is_ok())
-}
-
-/// Whether local member `lm` gains from an extra of local topic `lt`: it holds more keepable
-/// claims of it than f_t.
-fn gains(x: &Scope<'_, '_>, counts: &Counts, lt: usize, lm: u32) -> bool {
-    #[cfg(test)]
-    if GAINING_GIVEN.with(std::cell::Cell::get) {
-        return false;
-    }
-    counts.subs[lt]
-        .binary_search(&lm)
-        .is_ok_and(|i| x.held(lt, i) > counts.floor[lt])
-}
-
-/// The local topics `lm` subscribes to, ascending.
-fn topics_of(x: &Scope<'_, '_>, lm: u32) -> impl Iterator<Item = usize> {
-    let m = x.comp.members[lm as usize];
-    x.problem.subscriptions[m as usize]
-        .iter()
-        .map(|&t| x.comp.topics.partition_point(|&y| y < t))
-}
-
 /// The exchange of the [module docs](self) for local topic `lt`, whose deal failed with
 /// `reached` the full racks its stuck partitions can reach, or `None`; `refused` are
 /// exchanges with a topic dealt already that did not work out. Exchanges giving up no gaining
@@ -183,64 +213,97 @@ fn search(
     strict: bool,
 ) -> Option<Exchange> {
     let subs = &counts.subs[lt];
-    let mut chosen = vec![false; subs.len()];
-    for &i in &counts.chosen[lt] {
-        chosen[i as usize] = true;
-    }
+    let cells = x.cells.get_or_init(|| Cells::new(x, counts));
+    let holding = cells.holding(counts);
+    let holds = |o: usize, i: u32| holding[cells.id(o, i)];
+    let gains = |o: usize, i: u32| gains(counts, o, i);
     let bit = |lm: u32| x.member_bit[lm as usize];
-    let givers: Vec<(u32, bool)> = subs
-        .iter()
-        .zip(&chosen)
-        .filter(|&(&lm, &c)| c && bit(lm) & reached == 0)
-        .map(|(&lm, _)| (lm, gains(x, counts, lt, lm)))
+    let givers: Vec<(u32, bool)> = (0..subs.len() as u32)
+        .zip(subs)
+        .filter(|&(i, &lm)| holds(lt, i) && bit(lm) & reached == 0)
+        .map(|(i, &lm)| (lm, gains(lt, i)))
         .filter(|&(_, gain)| !(strict && gain))
         .collect();
     if givers.is_empty() {
         return None;
     }
+    // Topics as bits, 64 to a word. Per giver: the topics it subscribes to without holding
+    // their extra (`wants`; never lt, whose extra it holds), and among those the ones whose
+    // extra it gains from (`takes`).
+    let words = counts.subs.len().div_ceil(64);
+    let set = |row: &mut [u64], o: u32| row[o as usize / 64] |= 1 << (o % 64);
+    let mut wants = vec![0u64; givers.len() * words];
+    let mut takes = vec![0u64; givers.len() * words];
+    for (g, &(u, _)) in givers.iter().enumerate() {
+        let row = g * words..(g + 1) * words;
+        for &(o, j) in cells.of(u) {
+            if !holds(o as usize, j) {
+                set(&mut wants[row.clone()], o);
+                if gains(o as usize, j) {
+                    set(&mut takes[row.clone()], o);
+                }
+            }
+        }
+    }
+    // Per receiver: the topics whose extra it holds (`offers`; never lt) and among those the
+    // ones it gains from (`gives`).
+    let mut offers = vec![0u64; words];
+    let mut gives = vec![0u64; words];
     let mut dealt: Option<Exchange> = None;
-    for (&v, _) in subs
-        .iter()
-        .zip(&chosen)
-        .filter(|&(&lm, &c)| !c && bit(lm) & reached != 0)
+    for (iv, &v) in (0..subs.len() as u32)
+        .zip(subs)
+        .filter(|&(i, &lm)| !holds(lt, i) && bit(lm) & reached != 0)
     {
-        // The topics where v holds an extra (one it does not gain from, when strict).
-        let offers: Vec<(usize, bool)> = topics_of(x, v)
-            .filter(|&o| o != lt && holds(counts, o, v))
-            .map(|o| (o, gains(x, counts, o, v)))
-            .filter(|&(_, gain)| !(strict && gain))
-            .collect();
-        if offers.is_empty() {
+        offers.fill(0);
+        gives.fill(0);
+        for &(o, j) in cells.of(v) {
+            if holds(o as usize, j) {
+                set(&mut offers, o);
+                if gains(o as usize, j) {
+                    set(&mut gives, o);
+                }
+            }
+        }
+        // Strict: only extras v does not gain from.
+        if strict {
+            for (offer, give) in offers.iter_mut().zip(&gives) {
+                *offer &= !give;
+            }
+        }
+        if offers.iter().all(|&w| w == 0) {
             continue;
         }
-        let v_gains = !strict && gains(x, counts, lt, v);
-        for &(u, u_gives) in &givers {
-            let mut wanted = topics_of(x, u).peekable();
-            for &(o, v_gives) in &offers {
-                while wanted.next_if(|&w| w < o).is_some() {}
-                if wanted.peek() != Some(&o) || holds(counts, o, u) {
-                    continue;
-                }
-                // Strict: nothing given up. Otherwise the gaining cells received (v's of lt,
-                // u's of o) must make up for those given up (u's of lt, v's of o).
+        let v_gains = !strict && gains(lt, iv);
+        for (g, &(u, u_gives)) in givers.iter().enumerate() {
+            // Strict: nothing given up (the givers and offers are filtered). Otherwise the
+            // gaining cells received (v's of lt, u's of o) must make up for those given up
+            // (u's of lt, v's of o): [u takes o] − [v gives o] ≥ [u gives] − [v gains].
+            let need = i32::from(u_gives) - i32::from(v_gains);
+            for w in 0..words {
+                let (want, take) = (wants[g * words + w], takes[g * words + w]);
+                let mut found = offers[w] & want;
                 if !strict {
-                    let u_takes = gains(x, counts, o, u);
-                    let kept = i32::from(v_gains) + i32::from(u_takes);
-                    if kept < i32::from(u_gives) + i32::from(v_gives) {
-                        continue;
+                    match need {
+                        1 => found &= take & !gives[w],
+                        0 => found &= take | !gives[w],
+                        _ => {}
                     }
                 }
-                let e = Exchange {
-                    topic: lt,
-                    other: o,
-                    giver: u,
-                    receiver: v,
-                };
-                if o > lt {
-                    return Some(e);
-                }
-                if dealt.is_none() && !refused.contains(&e) {
-                    dealt = Some(e);
+                while found != 0 {
+                    let o = w * 64 + found.trailing_zeros() as usize;
+                    found &= found - 1;
+                    let e = Exchange {
+                        topic: lt,
+                        other: o,
+                        giver: u,
+                        receiver: v,
+                    };
+                    if o > lt {
+                        return Some(e);
+                    }
+                    if dealt.is_none() && !refused.contains(&e) {
+                        dealt = Some(e);
+                    }
                 }
             }
         }

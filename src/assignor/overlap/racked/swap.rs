@@ -19,13 +19,7 @@ pub(super) fn swap_extras(
     lt: usize,
     flow: &Transport,
 ) -> bool {
-    let t = x.comp.topics[lt];
-    let f = counts.floor[lt];
     let subs = &counts.subs[lt];
-    let mut kept = vec![0u32; subs.len()];
-    for &(_, m) in &x.keepable[t as usize] {
-        kept[subs.partition_point(|&y| (y as usize) < x.index.get(x.comp, m))] += 1;
-    }
     let bits: Vec<u64> = subs.iter().map(|&lm| x.member_bit[lm as usize]).collect();
     let load = &mut counts.load;
     let mut chosen = vec![false; subs.len()];
@@ -35,7 +29,8 @@ pub(super) fn swap_extras(
     // Receivers by load (the first in subscriber order for each load), then the first giver
     // with a receiver one unit lighter: one pass over each list per move. A giver that gains
     // nothing first; failing that, a gaining giver to a gaining receiver.
-    let gains = |i: usize| kept[i] > f;
+    let gaining = &counts.gaining[lt];
+    let gains = |i: usize| gaining.get(i) == Some(&true);
     #[cfg(test)]
     let equal = super::EQUAL_LOADS.with(std::cell::Cell::get);
     #[cfg(not(test))]
