@@ -293,10 +293,13 @@ fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Op
     let level = |l: usize| (1 + groups + racks + subs + l) as u32;
     let sink = level(levels.len());
     let mut net = Network::new(sink as usize + 1);
+    // The edges below, at most: per group its source edge and one per rack, per claim entry
+    // its keep edge, per subscriber three, per level one.
+    net.reserve(groups * (1 + racks) + x.plan.claims.len() + 3 * subs + levels.len());
+    let mut to_rack = Vec::with_capacity(groups * racks);
     let kept = start.kept(x);
     let pool = start.pool(x, &kept);
     let sent = start.sent(x);
-    let mut to_rack = Vec::new();
     for (g, (&mask, &units)) in x.masks.iter().zip(&x.supply).enumerate() {
         if units == 0 {
             continue;
