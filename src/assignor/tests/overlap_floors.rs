@@ -9,7 +9,7 @@
 //! loose bound shows.
 
 use super::super::overlap::racked::floors::preset::{
-    BOUND_OFF, GREEDY_ONLY, LEVEL_OFF, LOOSE_BOUND, STALE_LOADS, UNBEATEN,
+    BEATEN, BOUND_OFF, GREEDY_ONLY, LEVEL_OFF, LOOSE_BOUND, STALE_LOADS, UNBEATEN,
 };
 use super::super::overlap::racked::floors::{
     CERTIFIED, FREE_KEEPS, LOOSE_MERGE, MERGED, PROPOSED, SKIP_BALANCE_CHECK, TRIED, UNPLACEABLE,
@@ -367,16 +367,17 @@ fn the_placement_flow_leaves_proposals_certified() {
 
 /// Runs v2 on `specs` with `flag` set if given: (the assignments, the proposals certified
 /// and the cycles their certification cancelled, the greedy placements that reached the
-/// keep bound).
+/// keep bound and those of them where the placement flow keeps more all the same).
 fn bounded(
     specs: &[GroupSpec],
     flag: Option<&'static std::thread::LocalKey<std::cell::Cell<bool>>>,
-) -> (Vec<Assignment>, (usize, usize, usize), usize) {
+) -> (Vec<Assignment>, (usize, usize, usize), (usize, usize)) {
     let before = (
         count(&PROPOSED),
         count(&WARM_CERTIFIED),
         count(&WARM_CANCELLED),
         count(&UNBEATEN),
+        count(&BEATEN),
     );
     if let Some(f) = flag {
         f.with(|x| x.set(true));
@@ -390,31 +391,33 @@ fn bounded(
         count(&WARM_CERTIFIED) - before.1,
         count(&WARM_CANCELLED) - before.2,
     );
-    (results, counts, count(&UNBEATEN) - before.3)
+    let bound = (count(&UNBEATEN) - before.3, count(&BEATEN) - before.4);
+    (results, counts, bound)
 }
 
-/// Skipping the placement flow where the greedy's keeps reach the bound changes nothing: the
-/// assignments, the proposals certified and the cycles cancelled are those with the
-/// placement flow run wherever the greedy is not settled (it would return the greedy as it
-/// is). A bound that forgets that a subscriber without the extra may take it over (a planted
-/// fault) skips placement flows that gain, and that shows.
+/// Skipping the placement flow where the greedy's keeps reach the bound changes nothing:
+/// wherever it is skipped, the placement flow (run all the same, tests only) keeps no more
+/// claims, and the assignments, the proposals certified and the cycles cancelled are those
+/// with the placement flow run wherever the greedy is not settled. A bound that forgets the
+/// extras (a planted fault) skips placement flows that keep more.
 #[test]
 fn the_keep_bound_skips_only_what_the_placement_flow_keeps() {
     let specs = wide_specs(109, 40);
-    let (results, counts, unbeaten) = bounded(&specs, None);
-    let (all_run, all_counts, none) = bounded(&specs, Some(&BOUND_OFF));
+    let (results, counts, (unbeaten, beaten)) = bounded(&specs, None);
+    let (all_run, all_counts, (none, _)) = bounded(&specs, Some(&BOUND_OFF));
     println!(
-        "bound: {unbeaten} placement flows skipped; proposals {counts:?} against {all_counts:?}"
+        "bound: {unbeaten} placement flows skipped ({beaten} would keep more); proposals \
+         {counts:?} against {all_counts:?}"
     );
     assert!(unbeaten > 0, "the bound never held");
+    assert_eq!(beaten, 0);
     assert_eq!(none, 0);
     assert!(results == all_run, "the bound changed an assignment");
     assert_eq!(counts, all_counts);
-    let (loose, loose_counts, loose_unbeaten) = bounded(&specs, Some(&LOOSE_BOUND));
-    println!("loose bound: {loose_unbeaten} skipped; proposals {loose_counts:?}");
-    assert!(loose_unbeaten > unbeaten);
-    assert!(
-        loose != results || loose_counts != counts,
-        "loose bound not caught"
+    let (_, loose_counts, (loose_unbeaten, loose_beaten)) = bounded(&specs, Some(&LOOSE_BOUND));
+    println!(
+        "loose bound: {loose_unbeaten} skipped ({loose_beaten} would keep more); proposals \
+         {loose_counts:?}"
     );
+    assert!(loose_beaten > 0, "loose bound not caught");
 }

@@ -50,11 +50,14 @@ thread_local! {
     /// Tests only: the greedy placements that reached the keep bound, the placement flow
     /// skipped.
     pub(crate) static UNBEATEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: of those, the ones where the placement flow (run all the same) keeps more
+    /// claims than the greedy: none unless the bound is wrong.
+    pub(crate) static BEATEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Tests only: the keep bound not consulted (the placement flow runs wherever the greedy
     /// is not settled).
     pub(crate) static BOUND_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Tests only: a planted fault, the keep bound forgets that a subscriber without the
-    /// extra may take it over (it then counts no gain for such a subscriber).
+    /// Tests only: a planted fault, the keep bound forgets the extras (it counts no claim
+    /// kept with one).
     pub(crate) static LOOSE_BOUND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -203,7 +206,7 @@ fn keep_bound(x: &Shape<'_>, holder: &[bool], load: &[i64]) -> u64 {
     #[cfg(not(test))]
     let loose = false;
     for (i, &c) in claims.iter().enumerate() {
-        if c <= x.floor || (loose && !holder[i]) {
+        if c <= x.floor || loose {
             continue;
         }
         let key = if holder[i] { load[i] } else { load[i] + up };
@@ -443,7 +446,16 @@ pub(super) fn propose(
         let bound_off = false;
         if placed && !bound_off && start.unbeatable(&shape, &holder, &sub_load) {
             #[cfg(test)]
-            UNBEATEN.with(|c| c.set(c.get() + 1));
+            {
+                UNBEATEN.with(|c| c.set(c.get() + 1));
+                // The placement flow run all the same: it must keep no more claims.
+                let kept: u64 = start.keep.iter().sum();
+                if refine(&shape, &holder, &sub_load, &start)
+                    .is_some_and(|r| r.keep.iter().sum::<u64>() > kept)
+                {
+                    BEATEN.with(|c| c.set(c.get() + 1));
+                }
+            }
             start
         } else {
             refine(&shape, &holder, &sub_load, &start).unwrap_or(start)
