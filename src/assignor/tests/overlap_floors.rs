@@ -4,9 +4,13 @@
 //! are fixed points, it gives up only where full alignment is out of reach, input order
 //! changes nothing, and each of two planted faults (no balance check, keeps costing nothing)
 //! is caught. Its warm start's proposal is certified on joins and leaves after fewer
-//! cancellations than the greedy alone needs, and three planted faults in it show.
+//! cancellations than the greedy alone needs, and three planted faults in it show; where the
+//! greedy reaches the keep bound the placement flow is skipped with the same results, and a
+//! loose bound shows.
 
-use super::super::overlap::racked::floors::preset::{GREEDY_ONLY, LEVEL_OFF, STALE_LOADS};
+use super::super::overlap::racked::floors::preset::{
+    BEATEN, BOUND_OFF, GREEDY_ONLY, LEVEL_OFF, LOOSE_BOUND, STALE_LOADS, UNBEATEN,
+};
 use super::super::overlap::racked::floors::{
     CERTIFIED, FREE_KEEPS, LOOSE_MERGE, MERGED, PROPOSED, SKIP_BALANCE_CHECK, TRIED, UNPLACEABLE,
     WARM_CANCELLED, WARM_CERTIFIED,
@@ -359,4 +363,61 @@ fn the_placement_flow_leaves_proposals_certified() {
         println!("{name}: {p} proposals, {c} certified, {x} cycles cancelled");
         assert!(c < certified || x > cancelled, "{name} not caught");
     }
+}
+
+/// Runs v2 on `specs` with `flag` set if given: (the assignments, the proposals certified
+/// and the cycles their certification cancelled, the greedy placements that reached the
+/// keep bound and those of them where the placement flow keeps more all the same).
+fn bounded(
+    specs: &[GroupSpec],
+    flag: Option<&'static std::thread::LocalKey<std::cell::Cell<bool>>>,
+) -> (Vec<Assignment>, (usize, usize, usize), (usize, usize)) {
+    let before = (
+        count(&PROPOSED),
+        count(&WARM_CERTIFIED),
+        count(&WARM_CANCELLED),
+        count(&UNBEATEN),
+        count(&BEATEN),
+    );
+    if let Some(f) = flag {
+        f.with(|x| x.set(true));
+    }
+    let results = specs.iter().map(|s| UniformV2.assign(s).unwrap()).collect();
+    if let Some(f) = flag {
+        f.with(|x| x.set(false));
+    }
+    let counts = (
+        count(&PROPOSED) - before.0,
+        count(&WARM_CERTIFIED) - before.1,
+        count(&WARM_CANCELLED) - before.2,
+    );
+    let bound = (count(&UNBEATEN) - before.3, count(&BEATEN) - before.4);
+    (results, counts, bound)
+}
+
+/// Skipping the placement flow where the greedy's keeps reach the bound changes nothing:
+/// wherever it is skipped, the placement flow (run all the same, tests only) keeps no more
+/// claims, and the assignments, the proposals certified and the cycles cancelled are those
+/// with the placement flow run wherever the greedy is not settled. A bound that forgets the
+/// extras (a planted fault) skips placement flows that keep more.
+#[test]
+fn the_keep_bound_skips_only_what_the_placement_flow_keeps() {
+    let specs = wide_specs(109, 40);
+    let (results, counts, (unbeaten, beaten)) = bounded(&specs, None);
+    let (all_run, all_counts, (none, _)) = bounded(&specs, Some(&BOUND_OFF));
+    println!(
+        "bound: {unbeaten} placement flows skipped ({beaten} would keep more); proposals \
+         {counts:?} against {all_counts:?}"
+    );
+    assert!(unbeaten > 0, "the bound never held");
+    assert_eq!(beaten, 0);
+    assert_eq!(none, 0);
+    assert!(results == all_run, "the bound changed an assignment");
+    assert_eq!(counts, all_counts);
+    let (_, loose_counts, (loose_unbeaten, loose_beaten)) = bounded(&specs, Some(&LOOSE_BOUND));
+    println!(
+        "loose bound: {loose_unbeaten} skipped ({loose_beaten} would keep more); proposals \
+         {loose_counts:?}"
+    );
+    assert!(loose_beaten > 0, "loose bound not caught");
 }

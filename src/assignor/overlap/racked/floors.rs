@@ -301,6 +301,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             owners.dedup();
             c.set(c.get() + owners.len());
         });
+        // Exact, or (the edges to the racks: per group the racks of its mask) at most.
+        let (entries, sources) = (claims.len(), groups.len() + usize::from(free > 0));
+        let to_racks = (groups.len() + 1) * x.racks;
         plans.push(TopicFlow {
             lt,
             topic: t,
@@ -309,16 +312,16 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             free,
             claims,
             claim_owner,
-            keep_edge: Vec::new(),
+            keep_edge: Vec::with_capacity(entries),
             kept: Vec::new(),
             pair,
             pool_edge: vec![None; subs.len()],
             floor_edge: vec![None; subs.len()],
             extra_edge: vec![None; subs.len()],
             plain_floor: Vec::new(),
-            source_edge: Vec::new(),
+            source_edge: Vec::with_capacity(sources),
             takes: vec![0; subs.len()],
-            to_rack: Vec::new(),
+            to_rack: Vec::with_capacity(to_racks),
             amount: Vec::new(),
         });
     }
@@ -355,7 +358,8 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let free_keeps = false;
     let keep_cost = if free_keeps { [0; 4] } else { [0, 0, 0, -1] };
     // Every floor edge with its capacity: a full flow must saturate them all.
-    let mut floor_edges: Vec<(usize, i32)> = Vec::new();
+    let mut floor_edges: Vec<(usize, i32)> =
+        Vec::with_capacity(plans.iter().map(|p| p.pair.len() + racks).sum());
     for (plan, &block) in plans.iter_mut().zip(&blocks) {
         let block = block as u32;
         let lt = plan.lt;
@@ -546,7 +550,7 @@ fn owners_and_claims(
     position: &mut [u32],
 ) -> Option<(Vec<u32>, Vec<(u32, u64, u64)>)> {
     let mut claim_owner: Vec<u32> = Vec::with_capacity(keepable.len());
-    let mut claims: Vec<(u32, u64, u64)> = Vec::new();
+    let mut claims: Vec<(u32, u64, u64)> = Vec::with_capacity(keepable.len());
     let mut push = |i: u32, mask: u64| match claims.last_mut() {
         Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
         _ => claims.push((i, mask, 1)),
