@@ -120,6 +120,8 @@ use fit::Fit;
 #[cfg(test)]
 pub(crate) use fit::{planted as fit_planted, tally};
 #[cfg(test)]
+pub(crate) use floors::preset::{EXTRAS_BY_ID, NO_KEEPS};
+#[cfg(test)]
 pub(crate) use floors::tally as floors_tally;
 use keep_all::Placement;
 #[cfg(test)]

@@ -28,8 +28,9 @@
 //! # Complexity
 //!
 //! O(claims + n) per component (O(topics + n) when a partition has no owner or a member
-//! owns nothing, as after a member leaves or joins), plus O(P·ρ) for the replica racks' masks when racks matter
-//! (ρ replicas per partition); nothing is written unless every condition holds.
+//! owns nothing, as after a member leaves or joins), plus O(P·ρ) rack name comparisons when
+//! racks matter (ρ replicas per partition; a partition's rack mask is computed only where its
+//! owner runs in none of its replica racks); nothing is written unless every condition holds.
 
 use super::components::Component;
 use super::problem::Problem;
@@ -162,14 +163,24 @@ fn aligned(
     let Some(racks) = RackBits::new(problem, comp) else {
         return comp.racks(problem).is_empty();
     };
-    let member_bit = racks.member_bits(problem, comp);
-    let mut masks: Vec<u64> = Vec::new();
+    // An owner running in one of its partition's replica racks is aligned with it, which a
+    // comparison of names shows without the partition's mask; only the others need it (a
+    // partition is misplaced when some member's rack is among its replicas).
+    let member_rack: Vec<Option<&str>> = comp
+        .members
+        .iter()
+        .map(|&m| problem.members[m as usize].rack.as_deref())
+        .collect();
     for &t in &comp.topics {
-        masks.clear();
-        racks.extend_masks(problem, t, &mut masks);
+        let Some(replicas) = &problem.topics[t as usize].replica_racks else {
+            continue;
+        };
         let misplaced = owners[t as usize].iter().any(|&(p, m)| {
-            let mask = masks[p as usize];
-            mask != 0 && mask & member_bit[index.get(comp, m)] == 0
+            let Some(names) = replicas.get(p as usize) else {
+                return false;
+            };
+            let own = member_rack[index.get(comp, m)];
+            !own.is_some_and(|rack| names.iter().any(|name| name == rack)) && racks.mask(names) != 0
         });
         if misplaced {
             return false;

@@ -69,10 +69,21 @@
 //! (Members in no rack would need the free node as their pool and their own claims of mask 0
 //! only; the path does not run then, which keeps the argument above as stated.)
 //!
+//! # Warm start
+//!
+//! The solver is proposed a flow built from the counts, keeps and placements that the
+//! cheaper steps would make ([`preset`]: extras levelled across members, claims kept up to
+//! the counts, left-overs placed by the small flow of [`super::transport`], extras exchanged
+//! between members at the same level where that placement fails). The solver uses it only
+//! once it has certified it as of minimum cost for its value (else it starts cold), so the
+//! result is a minimum-cost flow of full value either way and the exactness argument below
+//! is unchanged; only which of several minimum-cost flows is found may differ.
+//!
 //! # Tie rule (objective 6)
 //!
 //! The solver's minimum-cost flow on the network built in topic, mask, rack and member-id
-//! order (deterministic, see [`super::super::flow`]). Per topic: every pair member keeps, for
+//! order, from the [warm start](#warm-start) above where certified (deterministic: the
+//! proposal reads only the canonical order; see [`super::super::flow`]). Per topic: every pair member keeps, for
 //! each mask, the lowest-numbered of its keepable claims of that mask, as many as its keep
 //! edge carries; the partitions not kept, by group (masks ascending, the free node last),
 //! ascending, go to the racks in the amounts the flow sends, each rack taking from each group
@@ -88,8 +99,11 @@
 //! built.
 
 use super::super::flow::{Network, capacity as cap};
+use super::super::warm::warm_wanted;
 use super::Context;
 use super::transport::{left_over_by_group, rack_share};
+
+pub(super) mod preset;
 
 /// One topic of the network and, once solved, how it is dealt.
 struct TopicFlow {
@@ -117,6 +131,26 @@ struct TopicFlow {
     to_rack: Vec<(usize, usize, usize)>,
     /// Units from group g to rack r, at `g * racks + r`.
     amount: Vec<u64>,
+    /// Per group, the free node last: its edge from the source, if any.
+    source_edge: Vec<Option<usize>>,
+    /// Per local member: whether it has a pair node.
+    pair: Vec<bool>,
+    /// Per pair member: its floor edge (pair → sink), if f_t > 0.
+    floor_edge: Vec<Option<usize>>,
+    /// Per pair member: its extra edge (pair → member), if r_t > 0.
+    extra_edge: Vec<Option<usize>>,
+    /// Per rack: the floors edge of its members without a pair node, if any.
+    plain_floor: Vec<Option<usize>>,
+}
+
+/// The edges of the member nodes, for the warm start.
+struct MemberEdges {
+    /// Per local member: member → sink (cap q), if q > 0.
+    to_sink: Vec<Option<usize>>,
+    /// Per local member: member → Z (cap 1), if s > 0.
+    to_z: Vec<Option<usize>>,
+    /// Z → sink, if s > 0.
+    z_sink: Option<usize>,
 }
 
 /// Assigns the component as the network of the module docs says, appending to `lists`;
@@ -183,6 +217,11 @@ pub(super) fn assign(
             takes: vec![0; n],
             to_rack: Vec::new(),
             amount: Vec::new(),
+            source_edge: Vec::new(),
+            pair: vec![false; n],
+            floor_edge: vec![None; n],
+            extra_edge: vec![None; n],
+            plain_floor: vec![None; racks],
         });
     }
     let q = total_extras / n as u64;
@@ -227,7 +266,8 @@ pub(super) fn assign(
         let has_extra = count % n as u64 > 0;
         for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
             let Some(c) = cap(supply) else { return false };
-            net.edge(source, block + g as u32, c, [0; 4]);
+            plan.source_edge
+                .push(Some(net.edge(source, block + g as u32, c, [0; 4])));
             let mut bits = mask;
             while bits != 0 {
                 let r = bits.trailing_zeros() as usize;
@@ -236,11 +276,15 @@ pub(super) fn assign(
                 plan.to_rack.push((g, r, id));
             }
         }
+        if plan.free == 0 {
+            plan.source_edge.push(None);
+        }
         if plan.free > 0 {
             let Some(c) = cap(plan.free) else {
                 return false;
             };
-            net.edge(source, free, c, [0; 4]);
+            plan.source_edge
+                .push(Some(net.edge(source, free, c, [0; 4])));
             for r in 0..racks {
                 let id = net.edge(free, rack(r), c, [0; 4]);
                 plan.to_rack.push((k, r, id));
@@ -263,6 +307,7 @@ pub(super) fn assign(
             let Some(c) = cap(floor + 1) else {
                 return false;
             };
+            plan.pair[lm] = true;
             plan.pool_edge[lm] = Some(net.edge(pool, pair, c, [0; 4]));
             while let Some(&(_, mask, count)) =
                 plan.claims.get(next_claim).filter(|x| x.0 == lm as u32)
@@ -281,10 +326,10 @@ pub(super) fn assign(
             }
             if floor > 0 {
                 let Some(c) = cap(floor) else { return false };
-                net.edge(pair, sink, c, [0; 4]);
+                plan.floor_edge[lm] = Some(net.edge(pair, sink, c, [0; 4]));
             }
             if has_extra {
-                net.edge(pair, into, 1, [0; 4]);
+                plan.extra_edge[lm] = Some(net.edge(pair, into, 1, [0; 4]));
             }
             pair += 1;
         }
@@ -293,24 +338,42 @@ pub(super) fn assign(
                 let Some(c) = cap(floor * count) else {
                     return false;
                 };
-                net.edge(rack(r), sink, c, [0; 4]);
+                plan.plain_floor[r] = Some(net.edge(rack(r), sink, c, [0; 4]));
             }
         }
     }
-    for lm in 0..n as u32 {
+    let mut members = MemberEdges {
+        to_sink: vec![None; n],
+        to_z: vec![None; n],
+        z_sink: None,
+    };
+    for lm in 0..n {
+        let node = member_base + lm as u32;
         if q > 0 {
             let Some(c) = cap(q) else { return false };
-            net.edge(member_base + lm, sink, c, [0; 4]);
+            members.to_sink[lm] = Some(net.edge(node, sink, c, [0; 4]));
         }
         if s > 0 {
-            net.edge(member_base + lm, z, 1, [0; 4]);
+            members.to_z[lm] = Some(net.edge(node, z, 1, [0; 4]));
         }
     }
     if s > 0 {
         let Some(c) = cap(s) else { return false };
-        net.edge(z, sink, c, [0; 4]);
+        members.z_sink = Some(net.edge(z, sink, c, [0; 4]));
     }
+    // The planted fault runs cold: a proposal keeping claims would be certified as it is
+    // (every flow costs nothing there) and hide the fault behind its keeps.
+    let warm = warm_wanted() && !ignore_keeps;
+    if warm {
+        preset::propose(&mut net, &plans, &members, &rack_of, racks, q);
+    }
+    #[cfg(test)]
+    let before = tally::flow_counts();
     let value = net.solve(source, sink);
+    #[cfg(test)]
+    if warm {
+        tally::add_warm(before);
+    }
     if u64::try_from(value).ok() != Some(supply_total) {
         return false;
     }
@@ -422,6 +485,30 @@ pub(crate) mod tally {
 
     thread_local! {
         static COUNT: Cell<usize> = const { Cell::new(0) };
+        /// Warm starts proposed, certified, and the negative cycles their certification
+        /// cancelled.
+        static WARM: Cell<(usize, usize, usize)> = const { Cell::new((0, 0, 0)) };
+    }
+
+    /// The solver's counts of certified warm starts and cancelled cycles on this thread.
+    pub(super) fn flow_counts() -> (usize, usize) {
+        use super::super::super::flow::{CANCELLED, CERTIFIED};
+        (CERTIFIED.with(Cell::get), CANCELLED.with(Cell::get))
+    }
+
+    /// Counts one proposal, certified and cancelled as the solver's counts moved from
+    /// `before`.
+    pub(super) fn add_warm(before: (usize, usize)) {
+        let now = flow_counts();
+        WARM.with(|c| {
+            let (p, ok, cycles) = c.get();
+            c.set((p + 1, ok + now.0 - before.0, cycles + now.1 - before.1));
+        });
+    }
+
+    /// Proposals made, certified, and cycles cancelled on this thread so far.
+    pub(crate) fn warm() -> (usize, usize, usize) {
+        WARM.with(Cell::get)
     }
 
     /// Counts one component assigned.
