@@ -55,11 +55,16 @@ pub(super) fn force(
     forced: &mut Vec<(u32, u32)>,
 ) -> u64 {
     let n = received.len();
+    // Only a member short of q can be blocked (most leaves of a balanced group have none).
+    if received.iter().all(|&got| got >= q) {
+        return bound;
+    }
     // a_m: the free topics less those in which m gains.
     let is_free = |x: &TopicExtras| x.extra as usize > x.gaining.len();
-    let free_topics = topics.iter().filter(|x| is_free(x)).count() as i64;
-    let mut room = vec![free_topics; n];
+    let mut room = vec![0i64; n];
+    let mut free_topics = 0i64;
     for x in topics.iter().filter(|x| is_free(x)) {
+        free_topics += 1;
         for &lm in &x.gaining {
             room[lm as usize] -= 1;
         }
@@ -67,7 +72,7 @@ pub(super) fn force(
     // From here on, room[m] = a_m − need_m (the slack of a possible donor).
     let mut excess = 0u64;
     for (r, &got) in room.iter_mut().zip(received.iter()) {
-        *r -= i64::from(q) - i64::from(got);
+        *r += free_topics - (i64::from(q) - i64::from(got));
         excess += (-*r).max(0) as u64;
     }
     #[cfg(test)]

@@ -152,7 +152,10 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         used += kept as u64;
         // Blocked members moved here, each in place of a cell left out: none gains here, and
         // their rows already count it.
-        while let Some(&(_, lm)) = forced.get(next_forced).filter(|&&(t, _)| t as usize == i) {
+        while let Some(&(t, lm)) = forced.get(next_forced) {
+            if t as usize != i {
+                break;
+            }
             chosen.push(lm);
             next_forced += 1;
         }
@@ -163,7 +166,11 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         let mut left = x.extra as usize - chosen.len();
         if left == 0 {
             // Nothing to fill: `has` is only read by the fill and the exchange.
-            x.chosen = merge_runs(chosen, kept);
+            x.chosen = if chosen.len() == kept {
+                chosen
+            } else {
+                merge_runs(chosen, kept)
+            };
             continue;
         }
         for &lm in &chosen {
