@@ -50,7 +50,9 @@
 //! - no cell gains: every y is optimal for stickiness, the rotation is used;
 //! - on components of at least [`DIRECT_MIN_MEMBERS`] members, the
 //!   [direct construction](direct) (keep every gaining cell up to the caps, then fill) reaches
-//!   the upper bound below;
+//!   the upper bound below, or the tighter one of [blocked members](blocked) (members that
+//!   gain in every topic with a free extra yet hold fewer than q gaining cells, as a leave of
+//!   a rotation leaves behind: each takes an extra that displaces a gaining cell);
 //! - the [greedy](greedy_extras) reaches the upper bound min(Σ_t min(r_t, g_t),
 //!   Σ_m min(|G_m|, q) + min(s, #{m : |G_m| > q})), where g_t and |G_m| count the gaining
 //!   cells of topic t and member m: no y can use more gaining cells than a topic has extras,
@@ -60,7 +62,8 @@
 //!
 //! Among the optimal y, the one chosen is: the rotation when nothing gains (topics in name
 //! order, a cursor over members in id order), else (from [`DIRECT_MIN_MEMBERS`] members) the
-//! direct construction's when it meets the bound, else the greedy's when it meets the bound,
+//! direct construction's when it meets its bound (moving blocked members first where their
+//! bound is the tighter), else the greedy's when it meets the bound,
 //! else the solver's on the network built in topic-name then member-id order (from
 //! [`DIRECT_MIN_MEMBERS`] members, started from every gaining cell within the caps, which the
 //! solver certifies: see `solve_extras`). All four read only the canonical [`Problem`]
@@ -81,6 +84,7 @@
 use super::components::Component;
 use super::deal::{Dealer, TopicDeal};
 
+mod blocked;
 mod direct;
 mod extras;
 mod greedy;
@@ -363,6 +367,14 @@ pub(crate) fn gaining_members(
 #[cfg(test)]
 pub(crate) fn direct_skip_bound_check(skip: bool) {
     direct::SKIP_BOUND_CHECK.set(skip);
+}
+
+/// Plants (or removes) a fault in the blocked members' bound on this thread: the first
+/// blocked member is moved into one topic more than its excess, and the bound lowered by as
+/// much (see `blocked`). For tests that must catch it.
+#[cfg(test)]
+pub(crate) fn blocked_one_too_many(planted: bool) {
+    blocked::ONE_TOO_MANY.set(planted);
 }
 
 /// The fewest members for which [`choose_extras`] tries the direct construction before the

@@ -11,6 +11,7 @@ mod aligned_floored;
 mod aligned_floors;
 mod aligned_flow;
 mod aligned_fresh;
+mod blocked;
 mod classes;
 mod direct;
 mod homogeneous;

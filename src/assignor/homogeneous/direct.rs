@@ -10,6 +10,9 @@
 //!    its cap leaves out the gaining topics with the fewest free extras so far (ties: the
 //!    earlier topic), so that the extras freed this way are spread over topics where members
 //!    short of q can take them.
+//!    When nothing is left out this way and [blocked members](super::blocked) make the bound
+//!    tighter, each of them is moved into the topics it must take whose extras are all
+//!    claimed, in place of a gaining cell of a member that can make up the loss.
 //! 2. *Fill.* Each topic's extras left (r_t minus its kept cells) go, topic by topic, first to
 //!    the members still short of q that lack the topic, largest shortfall first (ties: lower
 //!    id), then to members at exactly q that lack it while fewer than s members are above q,
@@ -22,11 +25,13 @@
 //! The counts always match: Σ_t r_t = nq + s, so once every row reaches q the extras left are
 //! exactly the s − #{above q} optional ones. The result is accepted only when every topic's
 //! extras are placed, every row ends at q or q + 1, and the gaining cells used equal the
-//! bound of the parent module, which no y can exceed: then it is optimal. Otherwise every
+//! bound of the parent module (or the blocked members' tighter one), which no y can exceed:
+//! then it is optimal. Otherwise every
 //! `chosen` is left empty and the greedy (then the flow) decides. Everything reads the
 //! canonical order.
 
 use super::TopicExtras;
+use super::blocked;
 
 #[cfg(test)]
 thread_local! {
@@ -92,6 +97,21 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             *got = c;
         }
     }
+    // Members blocked from free topics, when they make the bound tighter (see `blocked`).
+    let mut forced: Vec<(u32, u32)> = Vec::new();
+    let bound = if surplus_topic || over_cap {
+        bound
+    } else {
+        blocked::force(
+            topics,
+            q,
+            bound_topics,
+            bound,
+            &mut received,
+            &mut dropped,
+            &mut forced,
+        )
+    };
     dropped.sort_unstable();
 
     // 2. Fill, topic by topic.
@@ -102,6 +122,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let mut has = vec![false; n];
     let mut cursor = 0usize;
     let mut next_drop = 0usize;
+    let mut next_forced = 0usize;
     let mut work = 4 * (n as u64 + topics.iter().map(|x| u64::from(x.extra)).sum::<u64>());
     // Gaining cells chosen so far, counted as they are chosen.
     let mut used = 0u64;
@@ -126,17 +147,30 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             }
         }
         next_drop = drops_end;
+        let kept = chosen.len();
+        // Every kept cell is a gaining cell; a filled one is when it was left out above.
+        used += kept as u64;
+        // Blocked members moved here, each in place of a cell left out: none gains here, and
+        // their rows already count it.
+        while let Some(&(t, lm)) = forced.get(next_forced) {
+            if t as usize != i {
+                break;
+            }
+            chosen.push(lm);
+            next_forced += 1;
+        }
         if chosen.len() > x.extra as usize {
             // Cannot happen (surplus cells were left out above); the final check refuses.
             break;
         }
-        let kept = chosen.len();
-        // Every kept cell is a gaining cell; a filled one is when it was left out above.
-        used += kept as u64;
-        let mut left = x.extra as usize - kept;
+        let mut left = x.extra as usize - chosen.len();
         if left == 0 {
             // Nothing to fill: `has` is only read by the fill and the exchange.
-            x.chosen = chosen;
+            x.chosen = if chosen.len() == kept {
+                chosen
+            } else {
+                merge_runs(chosen, kept)
+            };
             continue;
         }
         for &lm in &chosen {
