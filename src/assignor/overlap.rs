@@ -235,16 +235,16 @@ pub(crate) fn choose(
         for &(_, m) in &owners[t as usize] {
             owned[local(m)] += 1;
         }
+        let subs = &proposal.subs[lt];
+        let mut gains = vec![false; subs.len()];
         let mut g = 0u32;
-        let gains: Vec<bool> = proposal.subs[lt]
-            .iter()
-            .map(|&lm| {
-                let gain = std::mem::take(&mut owned[lm as usize]) > f;
-                heavy[lm as usize] += i64::from(gain);
-                g += u32::from(gain);
-                gain
-            })
-            .collect();
+        for (gain, &lm) in gains.iter_mut().zip(subs) {
+            if std::mem::take(&mut owned[lm as usize]) > f {
+                *gain = true;
+                heavy[lm as usize] += 1;
+                g += 1;
+            }
+        }
         if g > extra[lt] {
             contested.push(lt);
         } else if g > 0 {
