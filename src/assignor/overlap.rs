@@ -199,38 +199,33 @@ pub(crate) fn choose(
         .iter()
         .map(|&t| problem.partitions(t) % subscribers(t).len() as u32)
         .collect();
-    let mut base = vec![0i64; n];
+    // Per topic: every subscriber at its floor (B_m counted in the same pass).
+    let mut proposal = Proposal::at_floors(problem, comp, &floor, &extra);
+    let base = proposal.load.clone();
     let mut degree = vec![0i32; n];
-    for (lt, &t) in comp.topics.iter().enumerate() {
-        let (f, d) = (i64::from(floor[lt]), i32::from(extra[lt] > 0));
-        for &m in subscribers(t) {
-            let lm = local(m);
-            base[lm] += f;
-            degree[lm] += d;
+    for subs in (0..comp.topics.len())
+        .filter(|&lt| extra[lt] > 0)
+        .map(|lt| &proposal.subs[lt])
+    {
+        for &lm in subs {
+            degree[lm as usize] += 1;
         }
     }
+    let widest = proposal.subs.iter().map(Vec::len).max().unwrap_or(0);
 
-    // Per topic: every subscriber at its floor, plus the extras its claims gain from, up to
-    // r_t in subscriber order. `owned[lm]`: lm's claims on the current topic.
-    let mut proposal = Proposal::new(problem, comp, &floor, &extra, &base);
-    let widest = comp
-        .topics
-        .iter()
-        .map(|&t| subscribers(t).len())
-        .max()
-        .unwrap_or(0);
+    // Then the extras its claims gain from. `owned[lm]`: lm's claims on the current topic.
+    // Every gaining cell is kept where a topic has enough extras (placed at once: such a
+    // topic neither reads nor changes `heavy`). Where it has fewer, the members that would
+    // be heaviest with all their gaining cells give theirs up (ties to the higher index), so
+    // that fewer moves are needed later: `heavy` counts every gaining cell first.
     let mut owned = vec![0u32; n];
     let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
-    // Per local topic: whether any subscriber gains from its extra.
-    let mut gains_any = vec![false; comp.topics.len()];
+    // The topics with more gaining cells than extras.
+    let mut contested: Vec<usize> = Vec::new();
+    let mut heavy: Vec<i64> = base.clone();
     for (lt, &t) in comp.topics.iter().enumerate() {
         let f = floor[lt];
-        proposal.count[lt].fill(f as i32);
-        if extra[lt] == 0 {
-            gaining.push(Vec::new());
-            continue;
-        }
-        if owners[t as usize].is_empty() {
+        if extra[lt] == 0 || owners[t as usize].is_empty() {
             // Empty: no subscriber gains (every reader treats a missing entry so).
             gaining.push(Vec::new());
             continue;
@@ -240,40 +235,42 @@ pub(crate) fn choose(
         for &(_, m) in &owners[t as usize] {
             owned[local(m)] += 1;
         }
-        let gains: Vec<bool> = proposal.subs[lt]
-            .iter()
-            .map(|&lm| std::mem::take(&mut owned[lm as usize]) > f)
-            .collect();
-        gains_any[lt] = gains.contains(&true);
+        let subs = &proposal.subs[lt];
+        let mut gains = vec![false; subs.len()];
+        let mut g = 0u32;
+        for (gain, &lm) in gains.iter_mut().zip(subs) {
+            if std::mem::take(&mut owned[lm as usize]) > f {
+                *gain = true;
+                heavy[lm as usize] += 1;
+                g += 1;
+            }
+        }
+        if g > extra[lt] {
+            contested.push(lt);
+        } else if g > 0 {
+            // Every count was at its floor: each extra kept adds one to a load (what
+            // `Proposal::count_extras` would add, without a pass over every subscription).
+            for (i, _) in gains.iter().enumerate().filter(|&(_, &gain)| gain) {
+                proposal.count[lt][i] += 1;
+                proposal.load[proposal.subs[lt][i] as usize] += 1;
+            }
+        }
         gaining.push(gains);
     }
-    // Every gaining cell is kept where a topic has enough extras. Where it has fewer, the
-    // members that would be heaviest with all their gaining cells give theirs up (ties to
-    // the higher index), so that fewer moves are needed later.
-    let mut heavy: Vec<i64> = base.clone();
-    for (lt, gains) in gaining.iter().enumerate().filter(|&(lt, _)| gains_any[lt]) {
-        for (&lm, _) in proposal.subs[lt].iter().zip(gains).filter(|&(_, &g)| g) {
-            heavy[lm as usize] += 1;
-        }
-    }
     let mut cells: Vec<(i64, u32)> = Vec::with_capacity(widest);
-    for (lt, gains) in gaining.iter().enumerate().filter(|&(lt, _)| gains_any[lt]) {
+    for &lt in &contested {
         cells.clear();
-        for (i, (&lm, &gain)) in proposal.subs[lt].iter().zip(gains).enumerate() {
+        for (i, (&lm, &gain)) in proposal.subs[lt].iter().zip(&gaining[lt]).enumerate() {
             if gain {
                 cells.push((heavy[lm as usize], i as u32));
             }
         }
         let r = extra[lt] as usize;
-        if cells.len() > r {
-            cells.select_nth_unstable(r);
-            for &(_, i) in &cells[r..] {
-                heavy[proposal.subs[lt][i as usize] as usize] -= 1;
-            }
-            cells.truncate(r);
+        cells.select_nth_unstable(r);
+        for &(_, i) in &cells[r..] {
+            heavy[proposal.subs[lt][i as usize] as usize] -= 1;
         }
-        // Every count was at its floor: each extra kept here adds one to a load (what
-        // `Proposal::count_extras` would add, without a pass over every subscription).
+        cells.truncate(r);
         for &(_, i) in &cells {
             proposal.count[lt][i as usize] += 1;
             proposal.load[proposal.subs[lt][i as usize] as usize] += 1;

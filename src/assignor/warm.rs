@@ -117,6 +117,45 @@ impl Proposal {
         }
     }
 
+    /// [`Proposal::new`] with every subscriber at its floor: `count[lt]` all f_t and `load`
+    /// B_m (Σ of the floors of m's topics), computed here in the pass that lists the
+    /// subscribers, so that the caller needs no pass of its own for B.
+    pub fn at_floors(
+        problem: &Problem<'_>,
+        comp: &Component,
+        floor: &[u32],
+        extra: &[u32],
+    ) -> Proposal {
+        let all = comp.members.len() == problem.members.len();
+        let mut load = vec![0i64; comp.members.len()];
+        let mut subs = Vec::with_capacity(comp.topics.len());
+        let mut count = Vec::with_capacity(comp.topics.len());
+        for (&t, &f) in comp.topics.iter().zip(floor) {
+            let subscribers = &problem.subscribers[t as usize];
+            let local: Vec<u32> = if all {
+                subscribers.clone()
+            } else {
+                subscribers
+                    .iter()
+                    .map(|&m| comp.members.partition_point(|&x| x < m) as u32)
+                    .collect()
+            };
+            for &lm in &local {
+                load[lm as usize] += i64::from(f);
+            }
+            count.push(vec![f as i32; local.len()]);
+            subs.push(local);
+        }
+        Proposal {
+            floor: floor.iter().map(|&f| f as i32).collect(),
+            has_extra: extra.iter().map(|&r| r > 0).collect(),
+            extra: extra.iter().map(|&r| r as i32).collect(),
+            count,
+            subs,
+            load,
+        }
+    }
+
     /// Adds the extras held (units beyond the floor) to the loads, once the claims are
     /// counted in.
     pub fn count_extras(&mut self) {
