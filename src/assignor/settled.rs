@@ -180,13 +180,21 @@ fn aligned(
                 return false;
             };
             let own = member_rack[index.get(comp, m)];
-            !own.is_some_and(|rack| names.iter().any(|name| name == rack)) && racks.mask(names) != 0
+            !own.is_some_and(|rack| names.iter().any(|name| same_name(name, rack)))
+                && racks.mask(names) != 0
         });
         if misplaced {
             return false;
         }
     }
     true
+}
+
+/// Whether two names are equal, compared byte by byte in place: rack names are short, and
+/// this runs once per partition of every settled component, where a library comparison's
+/// call costs more than the bytes.
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 #[cfg(test)]
