@@ -145,15 +145,35 @@ pub(crate) fn assign(
     // Per local topic: every partition's mask among its subscribers' racks; per topic: the
     // keepable claims.
     let mut masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
-    let mut claim_masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
+    // Per local topic, per subscriber: the racks its keepable claims could be aligned in,
+    // all in one buffer (`claim_start[lt]..claim_start[lt + 1]`, empty for a topic without
+    // keepable claims): one allocation instead of one per topic.
+    let mut claim_masks: Vec<u64> = Vec::with_capacity(
+        comp.topics
+            .iter()
+            .map(|&t| problem.subscribers[t as usize].len())
+            .sum(),
+    );
+    let mut claim_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
     let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     // Per local member: its index among the current topic's subscribers.
     let mut slot = vec![0u32; comp.members.len()];
     for &t in &comp.topics {
         let subscribers = &problem.subscribers[t as usize];
-        let present = subscribers
-            .iter()
-            .fold(0u64, |acc, &m| acc | member_bit[local(m)]);
+        // With claims, the same pass sets the slots (read only for the claims below).
+        let present = if owners[t as usize].is_empty() {
+            subscribers
+                .iter()
+                .fold(0u64, |acc, &m| acc | member_bit[local(m)])
+        } else {
+            let mut present = 0u64;
+            for (i, &m) in subscribers.iter().enumerate() {
+                let lm = local(m);
+                present |= member_bit[lm];
+                slot[lm] = i as u32;
+            }
+            present
+        };
         let mut topic_masks: Vec<u64> = Vec::with_capacity(problem.partitions(t) as usize);
         racks.extend_masks(problem, t, &mut topic_masks);
         // Only racks where some subscriber of the topic runs can align its partitions.
@@ -166,15 +186,12 @@ pub(crate) fn assign(
             |m| member_bit[local(m)],
             all_keepable,
         );
-        // Per subscriber: the racks its keepable claims could be aligned in (none kept when
-        // the topic has no keepable claim).
-        let mut claim_mask = Vec::new();
+        let start = claim_masks.len();
+        claim_start.push(start);
         if !keepable[t as usize].is_empty() {
-            claim_mask.resize(subscribers.len(), 0u64);
-            for (i, &m) in subscribers.iter().enumerate() {
-                slot[local(m)] = i as u32;
-            }
+            claim_masks.resize(start + subscribers.len(), 0u64);
         }
+        let claim_mask = &mut claim_masks[start..];
         for &(p, m) in &keepable[t as usize] {
             // Claims are on subscribers only (see `claims::previous_owners`); the check
             // costs less than a search.
@@ -183,13 +200,13 @@ pub(crate) fn assign(
                 claim_mask[i] |= topic_masks[p as usize];
             }
         }
-        claim_masks.push(claim_mask);
         masks.push(topic_masks);
     }
+    claim_start.push(claim_masks.len());
     // A joiner's extra is best taken from a holder whose freed partition it can align.
     let suits = |lt: usize, from: usize, to: usize| {
         let m = problem.subscribers[comp.topics[lt] as usize][to];
-        claim_masks[lt]
+        claim_masks[claim_start[lt]..claim_start[lt + 1]]
             .get(from)
             .is_some_and(|&mask| mask & member_bit[local(m)] != 0)
     };
