@@ -121,11 +121,9 @@ struct TopicFlow {
     keep_edge: Vec<usize>,
     /// Per claim entry, once solved: the units its keep edge carries.
     kept: Vec<u64>,
-    /// Per local member: the edge bringing its partitions from the pool (pair members) or its
-    /// extra edge (others), if any; once solved, read into `takes`.
-    pool_edge: Vec<Option<usize>>,
-    /// Per local member and once solved: partitions taken from its rack's pool.
-    takes: Vec<u64>,
+    /// Per local member: its edges and, once solved, what it takes from its rack's pool
+    /// (one list rather than one per field: this runs per topic).
+    slots: Vec<Slot>,
     /// (group, rack, edge) of each edge from a group (the free node as group `groups.len()`)
     /// to a rack; once solved, `amount` holds the units.
     to_rack: Vec<(usize, usize, usize)>,
@@ -133,14 +131,24 @@ struct TopicFlow {
     amount: Vec<u64>,
     /// Per group, the free node last: its edge from the source, if any.
     source_edge: Vec<Option<usize>>,
-    /// Per local member: whether it has a pair node.
-    pair: Vec<bool>,
-    /// Per pair member: its floor edge (pair → sink), if f_t > 0.
-    floor_edge: Vec<Option<usize>>,
-    /// Per pair member: its extra edge (pair → member), if r_t > 0.
-    extra_edge: Vec<Option<usize>>,
     /// Per rack: the floors edge of its members without a pair node, if any.
     plain_floor: Vec<Option<usize>>,
+}
+
+/// One local member's edges in one topic.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// The edge bringing its partitions from the pool (pair members) or its extra edge
+    /// (others), if any; once solved, read into `takes`.
+    pool_edge: Option<usize>,
+    /// Once solved: partitions taken from its rack's pool.
+    takes: u64,
+    /// Whether it has a pair node.
+    pair: bool,
+    /// Pair members: the floor edge (pair → sink), if f_t > 0.
+    floor_edge: Option<usize>,
+    /// Pair members: the extra edge (pair → member), if r_t > 0.
+    extra_edge: Option<usize>,
 }
 
 /// The edges of the member nodes, for the warm start.
@@ -173,6 +181,7 @@ pub(super) fn assign(
     let mut plans: Vec<TopicFlow> = Vec::with_capacity(comp.topics.len());
     let mut total_extras = 0u64;
     let mut supply_total = 0u64;
+    let mut pairs: Vec<u128> = Vec::new();
     for (index, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(index, t);
         if masks.is_empty() {
@@ -192,13 +201,15 @@ pub(super) fn assign(
                 Err(g) => groups.insert(g, (mask, 1)),
             }
         }
-        let mut pairs: Vec<(u32, u64)> = ctx.keepable[t as usize]
-            .iter()
-            .map(|&(p, m)| (ctx.index.get(comp, m) as u32, masks[p as usize]))
-            .collect();
+        pairs.clear();
+        pairs.extend(ctx.keepable[t as usize].iter().map(|&(p, m)| {
+            (u128::from(ctx.index.get(comp, m) as u32) << 64) | u128::from(masks[p as usize])
+        }));
+        // (member, mask) ascending, packed so that the sort compares one integer.
         pairs.sort_unstable();
         let mut claims: Vec<(u32, u64, u64)> = Vec::new();
-        for (lm, mask) in pairs {
+        for &key in &pairs {
+            let (lm, mask) = ((key >> 64) as u32, key as u64);
             match claims.last_mut() {
                 Some(last) if last.0 == lm && last.1 == mask => last.2 += 1,
                 _ => claims.push((lm, mask, 1)),
@@ -213,14 +224,10 @@ pub(super) fn assign(
             claims,
             keep_edge: Vec::new(),
             kept: Vec::new(),
-            pool_edge: vec![None; n],
-            takes: vec![0; n],
+            slots: vec![Slot::default(); n],
             to_rack: Vec::new(),
             amount: Vec::new(),
             source_edge: Vec::new(),
-            pair: vec![false; n],
-            floor_edge: vec![None; n],
-            extra_edge: vec![None; n],
             plain_floor: vec![None; racks],
         });
     }
@@ -252,10 +259,13 @@ pub(super) fn assign(
         let to_rack = rack_edges + if plan.free > 0 { racks } else { 0 };
         plan.to_rack.reserve_exact(to_rack);
         plan.keep_edge.reserve_exact(plan.claims.len());
+        plan.source_edge.reserve_exact(plan.groups.len() + 1);
         edge_count += plan.groups.len() + 1 + to_rack + racks + 3 * n + plan.claims.len();
     }
     net.reserve(edge_count);
     let keep_cost = if ignore_keeps { [0; 4] } else { [0, 0, 0, -1] };
+    // Per rack: its members with no pair node in the current topic.
+    let mut plain = vec![0u64; racks];
     for (plan, &block) in plans.iter_mut().zip(&blocks) {
         let block = block as u32;
         let k = plan.groups.len();
@@ -291,7 +301,7 @@ pub(super) fn assign(
             }
         }
         // Floors of the members with no pair node, per rack.
-        let mut plain = vec![0u64; racks];
+        plain.fill(0);
         let mut next_claim = 0usize;
         let mut pair = rack(racks);
         for lm in 0..n {
@@ -300,15 +310,15 @@ pub(super) fn assign(
             if plan.claims.get(next_claim).is_none_or(|x| x.0 != lm as u32) {
                 plain[rack_of(lm)] += 1;
                 if has_extra {
-                    plan.pool_edge[lm] = Some(net.edge(pool, into, 1, [0; 4]));
+                    plan.slots[lm].pool_edge = Some(net.edge(pool, into, 1, [0; 4]));
                 }
                 continue;
             }
             let Some(c) = cap(floor + 1) else {
                 return false;
             };
-            plan.pair[lm] = true;
-            plan.pool_edge[lm] = Some(net.edge(pool, pair, c, [0; 4]));
+            plan.slots[lm].pair = true;
+            plan.slots[lm].pool_edge = Some(net.edge(pool, pair, c, [0; 4]));
             while let Some(&(_, mask, count)) =
                 plan.claims.get(next_claim).filter(|x| x.0 == lm as u32)
             {
@@ -326,10 +336,10 @@ pub(super) fn assign(
             }
             if floor > 0 {
                 let Some(c) = cap(floor) else { return false };
-                plan.floor_edge[lm] = Some(net.edge(pair, sink, c, [0; 4]));
+                plan.slots[lm].floor_edge = Some(net.edge(pair, sink, c, [0; 4]));
             }
             if has_extra {
-                plan.extra_edge[lm] = Some(net.edge(pair, into, 1, [0; 4]));
+                plan.slots[lm].extra_edge = Some(net.edge(pair, into, 1, [0; 4]));
             }
             pair += 1;
         }
@@ -381,8 +391,8 @@ pub(super) fn assign(
         let floor = u64::from(plan.floor);
         let mut claims = plan.claims.iter().peekable();
         for lm in 0..n {
-            let units = plan.pool_edge[lm].map_or(0, |id| net.flow(id) as u64);
-            plan.takes[lm] = if claims.peek().is_some_and(|c| c.0 == lm as u32) {
+            let units = plan.slots[lm].pool_edge.map_or(0, |id| net.flow(id) as u64);
+            plan.slots[lm].takes = if claims.peek().is_some_and(|c| c.0 == lm as u32) {
                 while claims.next_if(|c| c.0 == lm as u32).is_some() {}
                 units
             } else {
@@ -404,8 +414,9 @@ pub(super) fn assign(
         .iter()
         .map(|&m| lists[m as usize].len())
         .collect();
-    for plan in &plans {
-        if !deal(ctx, plan, lists) {
+    let mut buffers = DealBuffers::default();
+    for plan in &mut plans {
+        if !deal(ctx, plan, lists, &mut buffers) {
             for (&m, &len) in comp.members.iter().zip(&before) {
                 lists[m as usize].truncate(len);
             }
@@ -417,15 +428,34 @@ pub(super) fn assign(
     true
 }
 
-/// Deals one solved topic as the tie rule of the module docs says; `false` if the flow's
-/// counts do not add up (conservation rules it out).
-fn deal(ctx: &Context<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> bool {
+/// Buffers [`deal`] reuses from topic to topic.
+#[derive(Default)]
+struct DealBuffers {
+    taken: Vec<bool>,
+    next: Vec<usize>,
+    bucket: Vec<i32>,
+}
+
+/// Deals one solved topic as the tie rule of the module docs says, using up `plan.kept`;
+/// `false` if the flow's counts do not add up (conservation rules it out).
+fn deal(
+    ctx: &Context<'_, '_>,
+    plan: &mut TopicFlow,
+    lists: &mut [Vec<(u32, i32)>],
+    buffers: &mut DealBuffers,
+) -> bool {
     let (comp, t) = (ctx.comp, plan.topic);
     let masks = ctx.topic_masks(plan.index, t);
     let racks = ctx.racks;
-    let mut taken = vec![false; masks.len()];
+    let DealBuffers {
+        taken,
+        next,
+        bucket,
+    } = buffers;
+    taken.clear();
+    taken.resize(masks.len(), false);
     // Units each claim entry still keeps.
-    let mut left: Vec<u64> = plan.kept.clone();
+    let left = &mut plan.kept;
     for &(p, m) in &ctx.keepable[t as usize] {
         let lm = ctx.index.get(comp, m) as u32;
         let mask = masks[p as usize];
@@ -443,19 +473,19 @@ fn deal(ctx: &Context<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) 
         return false;
     }
     let k = plan.groups.len();
-    let Some(groups) = left_over_by_group(masks, &taken, &plan.groups) else {
+    let Some(groups) = left_over_by_group(masks, taken, &plan.groups) else {
         return false;
     };
-    let mut next = vec![0usize; k + 1];
-    let mut bucket: Vec<i32> = Vec::new();
+    next.clear();
+    next.resize(k + 1, 0);
     for (r, members) in ctx.rack_members.iter().enumerate() {
-        if !rack_share(&groups, &plan.amount, racks, r, &mut next, &mut bucket) {
+        if !rack_share(&groups, &plan.amount, racks, r, next, bucket) {
             return false;
         }
         let mut from = bucket.iter();
         for &lm in members {
             let list = &mut lists[comp.members[lm as usize] as usize];
-            let want = plan.takes[lm as usize] as usize;
+            let want = plan.slots[lm as usize].takes as usize;
             let before = from.len();
             list.extend(from.by_ref().take(want).map(|&p| (t, p)));
             if before - from.len() != want {

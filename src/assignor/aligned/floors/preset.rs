@@ -224,19 +224,20 @@ pub(super) fn propose(
             into_rack[r] -= pool;
             let total = kept[lm] + pool;
             let extra = total.saturating_sub(f);
-            if plan.pair[lm] {
-                if let Some(id) = plan.pool_edge[lm] {
+            let slot = &plan.slots[lm];
+            if slot.pair {
+                if let Some(id) = slot.pool_edge {
                     net.preset(id, pool as i32);
                 }
-                if let Some(id) = plan.floor_edge[lm] {
+                if let Some(id) = slot.floor_edge {
                     net.preset(id, total.min(f) as i32);
                 }
-                if let Some(id) = plan.extra_edge[lm] {
+                if let Some(id) = slot.extra_edge {
                     net.preset(id, extra as i32);
                 }
             } else {
                 plain_floor[r] += total.min(f);
-                if let Some(id) = plan.pool_edge[lm] {
+                if let Some(id) = slot.pool_edge {
                     net.preset(id, extra as i32);
                 }
             }
