@@ -83,12 +83,13 @@
 //!
 //! The solver's minimum-cost flow on the network built in topic, mask, rack and member-id
 //! order, from the [warm start](#warm-start) above where certified (deterministic: the
-//! proposal reads only the canonical order; see [`super::super::flow`]). Per topic: every pair member keeps, for
-//! each mask, the lowest-numbered of its keepable claims of that mask, as many as its keep
-//! edge carries; the partitions not kept, by group (masks ascending, the free node last),
-//! ascending, go to the racks in the amounts the flow sends, each rack taking from each group
-//! in turn its lowest ones; a rack's partitions, ascending, fill its members in id order, each
-//! as many as the flow brings it (f_t plus its extra, or its pool edge's units).
+//! proposal reads only the canonical order; see [`super::super::flow`]). Per topic: every
+//! pair member keeps, for each mask, the lowest-numbered of its keepable claims of that
+//! mask, as many as its keep edge carries; the partitions not kept, by group (masks
+//! ascending, the free node last), ascending, go to the racks in the amounts the flow sends,
+//! each rack taking from each group in turn its lowest ones; a rack's partitions, ascending,
+//! fill its members in id order, each as many as the flow brings it (f_t plus its extra, or
+//! its pool edge's units).
 //!
 //! # Complexity
 //!
@@ -286,9 +287,6 @@ pub(super) fn assign(
                 plan.to_rack.push((g, r, id));
             }
         }
-        if plan.free == 0 {
-            plan.source_edge.push(None);
-        }
         if plan.free > 0 {
             let Some(c) = cap(plan.free) else {
                 return false;
@@ -299,6 +297,8 @@ pub(super) fn assign(
                 let id = net.edge(free, rack(r), c, [0; 4]);
                 plan.to_rack.push((k, r, id));
             }
+        } else {
+            plan.source_edge.push(None);
         }
         // Floors of the members with no pair node, per rack.
         plain.fill(0);

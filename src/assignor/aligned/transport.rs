@@ -20,6 +20,59 @@ pub(crate) struct Transport {
     group_supply: Vec<u64>,
 }
 
+/// One topic's kept claims that [`Transport::place_giving_up`] may give up: per claim entry
+/// (member, mask, claims), its group and the units kept; per member, its rack and the units
+/// it keeps in all.
+pub(crate) struct Keeps<'a> {
+    pub claims: &'a [(u32, u64, u64)],
+    pub entry_group: &'a [usize],
+    pub rack: &'a [usize],
+    pub keep: &'a mut [u64],
+    pub kept: &'a mut [u64],
+}
+
+impl Transport {
+    /// Places the groups' `left_over` units (masks `masks`) into the racks' `room` as
+    /// [`Transport::solve`] does. Where it cannot place them all, members in the full racks
+    /// the stuck units reach give up kept claims whose masks reach a rack outside them (in
+    /// claim order, as many as units were left unplaced, each going back to its group and
+    /// its member's room), and it tries again, at most `rounds` times; the last round only
+    /// solves, so that [`Transport::amount`] matches the keeps whatever the outcome.
+    pub(crate) fn place_giving_up(
+        &mut self,
+        masks: &[u64],
+        left_over: &mut [u64],
+        room: &mut [u64],
+        keeps: Keeps<'_>,
+        rounds: usize,
+    ) {
+        for round in 0..=rounds {
+            if self.solve(masks, left_over, room) || round == rounds {
+                break;
+            }
+            let reached = self.reached;
+            let mut wanted = self.unplaced;
+            for (e, &(m, _, _)) in keeps.claims.iter().enumerate() {
+                if wanted == 0 {
+                    break;
+                }
+                let (m, g) = (m as usize, keeps.entry_group[e]);
+                let bit = 1u64 << keeps.rack[m];
+                if keeps.keep[e] > 0 && bit & reached != 0 && masks[g] & !reached != 0 {
+                    keeps.keep[e] -= 1;
+                    keeps.kept[m] -= 1;
+                    left_over[g] += 1;
+                    room[keeps.rack[m]] += 1;
+                    wanted -= 1;
+                }
+            }
+            if wanted == self.unplaced {
+                break;
+            }
+        }
+    }
+}
+
 /// [`Transport::solve`]'s working vectors.
 #[derive(Default)]
 struct Scratch {

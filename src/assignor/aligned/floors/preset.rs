@@ -21,7 +21,7 @@
 //! can keep more) and the units it left at the source are left to do.
 
 use super::super::super::flow::Network;
-use super::super::transport::Transport;
+use super::super::transport::{Keeps, Transport};
 use super::{MemberEdges, TopicFlow};
 
 #[cfg(test)]
@@ -170,31 +170,14 @@ pub(super) fn propose(
         for lm in 0..n {
             received[lm] += want[lm] - f;
         }
-        for round in 0..=PRESET_ROUNDS {
-            // The last round only solves, so that the amounts match the keeps.
-            if transport.solve(&masks, &left_over, &room) || round == PRESET_ROUNDS {
-                break;
-            }
-            let reached = transport.reached;
-            let mut wanted = transport.unplaced;
-            for (e, &(lm, _, _)) in plan.claims.iter().enumerate() {
-                if wanted == 0 {
-                    break;
-                }
-                let (lm, g) = (lm as usize, entry_group[e]);
-                let bit = 1u64 << rack[lm];
-                if keep[e] > 0 && bit & reached != 0 && masks[g] & !reached != 0 {
-                    keep[e] -= 1;
-                    kept[lm] -= 1;
-                    left_over[g] += 1;
-                    room[rack[lm]] += 1;
-                    wanted -= 1;
-                }
-            }
-            if wanted == transport.unplaced {
-                break;
-            }
-        }
+        let keeps = Keeps {
+            claims: &plan.claims,
+            entry_group: &entry_group,
+            rack: &rack,
+            keep: &mut keep,
+            kept: &mut kept,
+        };
+        transport.place_giving_up(&masks, &mut left_over, &mut room, keeps, PRESET_ROUNDS);
         let amount = &transport.amount;
         into_rack.fill(0);
         for (g, sent) in amount.chunks(racks.max(1)).enumerate() {

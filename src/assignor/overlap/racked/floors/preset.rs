@@ -38,7 +38,7 @@
 //! optimum, and each negative cycle the certification still has to cancel costs about one
 //! pass over the whole network, against one over a topic's part here.
 
-use super::super::super::super::aligned::transport::Transport;
+use super::super::super::super::aligned::transport::{Keeps, Transport};
 use super::super::super::super::flow::{Network, capacity as cap};
 use super::{Inputs, TopicFlow};
 
@@ -243,31 +243,14 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>) -> Placement {
         room[x.rack[i]] += w - kept;
     }
     let mut transport = Transport::default();
-    for round in 0..=PRESET_ROUNDS {
-        // The last round only solves, so that the amounts match the keeps.
-        if transport.solve(&x.masks, &left_over, &room) || round == PRESET_ROUNDS {
-            break;
-        }
-        let reached = transport.reached;
-        let mut wanted = transport.unplaced;
-        for (e, &(i, _, _)) in x.plan.claims.iter().enumerate() {
-            let (i, g) = (i as usize, x.entry_group[e]);
-            if wanted == 0 {
-                break;
-            }
-            let bit = 1u64 << x.rack[i];
-            if keep[e] > 0 && bit & reached != 0 && x.masks[g] & !reached != 0 {
-                keep[e] -= 1;
-                kept[i] -= 1;
-                left_over[g] += 1;
-                room[x.rack[i]] += 1;
-                wanted -= 1;
-            }
-        }
-        if wanted == transport.unplaced {
-            break;
-        }
-    }
+    let keeps = Keeps {
+        claims: &x.plan.claims,
+        entry_group: &x.entry_group,
+        rack: &x.rack,
+        keep: &mut keep,
+        kept: &mut kept,
+    };
+    transport.place_giving_up(&x.masks, &mut left_over, &mut room, keeps, PRESET_ROUNDS);
     Placement {
         want,
         keep,
