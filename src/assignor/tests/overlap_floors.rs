@@ -6,14 +6,15 @@
 //! is caught. Its warm start's proposal is certified on joins and leaves after fewer
 //! cancellations than the greedy alone needs, and three planted faults in it show; where the
 //! greedy reaches the keep bound the placement flow is skipped with the same results, and a
-//! loose bound shows.
+//! loose bound shows. Keep edges shared by subscribers without pair nodes are used, and a
+//! short one is caught.
 
 use super::super::overlap::racked::floors::preset::{
     BEATEN, BOUND_OFF, GREEDY_ONLY, LEVEL_OFF, LOOSE_BOUND, STALE_LOADS, UNBEATEN,
 };
 use super::super::overlap::racked::floors::{
-    CERTIFIED, FREE_KEEPS, LOOSE_MERGE, MERGED, PROPOSED, SKIP_BALANCE_CHECK, TRIED, UNPLACEABLE,
-    WARM_CANCELLED, WARM_CERTIFIED,
+    CERTIFIED, FREE_KEEPS, LOOSE_MERGE, MERGED, PROPOSED, SHARED, SHARED_CAP_OWN,
+    SKIP_BALANCE_CHECK, TRIED, UNPLACEABLE, WARM_CANCELLED, WARM_CERTIFIED,
 };
 use super::super::warm::WARM_OFF;
 use super::super::*;
@@ -252,6 +253,30 @@ fn merged_subscribers_lose_nothing_and_a_loose_merge_is_caught() {
     assert!(merged > 0, "no subscriber with claims merged");
     assert!(loose_merged > merged);
     assert!(loose_certified < certified, "loose merge not caught");
+}
+
+/// Subscribers without a pair node share their keep edges per group and rack on joins and
+/// leaves (the results stay those of the class flow: `merged_subscribers_lose_nothing...`
+/// and `exact_flow_results_equal_the_class_flow` run on them). A shared edge with the
+/// capacity of its first entry only (a planted fault: the others' claims cannot be kept)
+/// keeps fewer claims than the optimum, warm or cold.
+#[test]
+fn shared_keep_edges_are_used_and_a_short_one_is_caught() {
+    let specs = wide_specs(109, 30);
+    let before = count(&SHARED);
+    for (case, spec) in specs.iter().enumerate() {
+        checked_against_flow(case, spec);
+    }
+    let shared = count(&SHARED) - before;
+    let warm = caught_with(&SHARED_CAP_OWN, &specs);
+    WARM_OFF.with(|w| w.set(true));
+    let cold = caught_with(&SHARED_CAP_OWN, &specs);
+    WARM_OFF.with(|w| w.set(false));
+    println!(
+        "{shared} entries on shared keep edges; short edges caught on {warm} of 30 (warm), {cold} (cold)"
+    );
+    assert!(shared > 0, "no keep edge shared");
+    assert!(warm >= 1 && cold >= 1, "caught {warm} warm, {cold} cold");
 }
 
 /// Small racked groups (every member in a rack, rack-aware) where the exact flow runs, with

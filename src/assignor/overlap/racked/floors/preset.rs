@@ -464,7 +464,8 @@ pub(super) fn propose(
     let sent = placement.sent(&shape);
     for (e, &units) in placement.keep.iter().enumerate() {
         if units > 0 {
-            net.preset(plan.keep_edge[e], units as i32);
+            // Entries may share a keep edge: their units add up.
+            net.add_preset(plan.keep_edge[e], units as i32);
         }
     }
     for &(g, r, id) in &plan.to_rack {
