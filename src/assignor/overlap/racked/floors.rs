@@ -219,6 +219,8 @@ struct TopicFlow {
     free: u64,
     /// (subscriber index, mask, keepable claims of that mask), ascending.
     claims: Vec<(u32, u64, u64)>,
+    /// Per claim entry: its group's index (the free node as group `groups.len()`).
+    entry_group: Vec<usize>,
     /// Per keepable claim of the topic, in the order of `Inputs::keepable`: its owner's
     /// subscriber index.
     claim_owner: Vec<u32>,
@@ -299,6 +301,17 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         else {
             return false;
         };
+        let mut entry_group = Vec::with_capacity(claims.len());
+        for &(_, mask, _) in &claims {
+            if mask == 0 {
+                entry_group.push(groups.len());
+            } else {
+                let Ok(g) = groups.binary_search_by_key(&mask, |g| g.0) else {
+                    return false;
+                };
+                entry_group.push(g);
+            }
+        }
         if !placeable(x, lt, &groups, free, &mut transport) {
             #[cfg(test)]
             UNPLACEABLE.with(|c| c.set(c.get() + 1));
@@ -337,6 +350,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             groups,
             free,
             claims,
+            entry_group,
             claim_owner,
             keep_edge: Vec::with_capacity(entries),
             kept: Vec::new(),
@@ -425,19 +439,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         }
         // Per group (the free node last) and rack, at `g * racks + r`: the claims of the
         // subscribers with no pair node there, and their one keep edge once added.
-        let group_of = |mask: u64| {
-            if mask == 0 {
-                Some(k)
-            } else {
-                plan.groups.binary_search_by_key(&mask, |g| g.0).ok()
-            }
-        };
         let mut shared = vec![(0u64, usize::MAX); (k + 1) * racks];
-        for &(i, mask, count) in &plan.claims {
+        for (&(i, _, count), &g) in plan.claims.iter().zip(&plan.entry_group) {
             if !plan.pair[i as usize] {
-                let Some(g) = group_of(mask) else {
-                    return false;
-                };
                 shared[g * racks + rack_of(subs[i as usize])].0 += count;
             }
         }
@@ -445,17 +449,14 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let own_cap = SHARED_CAP_OWN.with(std::cell::Cell::get);
         // Floors of the subscribers with no pair node, per rack.
         let mut plain = vec![0u64; racks];
-        let mut claims = plan.claims.iter().peekable();
+        let mut claims = plan.claims.iter().zip(&plan.entry_group).peekable();
         let mut pair = rack(racks);
         for (i, &lm) in subs.iter().enumerate() {
             let into = member_base + lm;
             let pool = rack(rack_of(lm));
             // Its keeps end at its pair node, or at its rack's node when it has none.
             let keeps_to = if plan.pair[i] { pair } else { pool };
-            while let Some(&(_, mask, count)) = claims.next_if(|c| c.0 == i as u32) {
-                let Some(g) = group_of(mask) else {
-                    return false;
-                };
+            while let Some((&(_, _, count), &g)) = claims.next_if(|c| c.0.0 == i as u32) {
                 let from = block + g as u32;
                 if plan.pair[i] {
                     let Some(c) = cap(count) else { return false };

@@ -77,7 +77,7 @@ const KEEP: [i8; 4] = [0, 0, 0, -1];
 struct Shape<'a> {
     plan: &'a TopicFlow,
     /// Per claim entry: its group (the free node as the last group).
-    entry_group: Vec<usize>,
+    entry_group: &'a [usize],
     /// Per group, the free node last: its racks and its partitions.
     masks: Vec<u64>,
     supply: Vec<u64>,
@@ -370,22 +370,6 @@ pub(super) fn propose(
     let subs_local = &x.counts.subs[plan.lt];
     let racks = x.racks;
     let f = u64::from(plan.floor);
-    let k = plan.groups.len();
-    let group_of = |mask: u64| {
-        if mask == 0 {
-            Some(k)
-        } else {
-            plan.groups.binary_search_by_key(&mask, |g| g.0).ok()
-        }
-    };
-    let Some(entry_group) = plan
-        .claims
-        .iter()
-        .map(|&(_, mask, _)| group_of(mask))
-        .collect::<Option<Vec<usize>>>()
-    else {
-        return;
-    };
     // The free node sends to every rack of a subscriber: as a group, its mask is theirs.
     let present = subs_local
         .iter()
@@ -400,7 +384,7 @@ pub(super) fn propose(
     }
     let shape = Shape {
         plan,
-        entry_group,
+        entry_group: &plan.entry_group,
         masks,
         supply,
         rack: subs_local
