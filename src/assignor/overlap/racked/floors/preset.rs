@@ -245,7 +245,7 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>) -> Placement {
     let mut transport = Transport::default();
     let keeps = Keeps {
         claims: &x.plan.claims,
-        entry_group: &x.entry_group,
+        entry_group: x.entry_group,
         rack: &x.rack,
         keep: &mut keep,
         kept: &mut kept,
