@@ -252,11 +252,12 @@ impl<'a> RackBits<'a> {
                     Some(key) => hashed.bit(key),
                     None => self.long_bit(name),
                 };
-                out.extend(
-                    replicas
-                        .iter()
-                        .map(|names| names.iter().fold(0, |mask, name| mask | bit(name))),
-                );
+                // Lists of two or three replicas (the usual replication factors) without a loop.
+                out.extend(replicas.iter().map(|names| match names.as_slice() {
+                    [a, b] => bit(a) | bit(b),
+                    [a, b, c] => bit(a) | bit(b) | bit(c),
+                    names => names.iter().fold(0, |mask, name| mask | bit(name)),
+                }));
             }
             Some(replicas) => out.extend(replicas.iter().map(|names| self.mask(names))),
             None => out.resize(out.len() + problem.partitions(t) as usize, 0),
