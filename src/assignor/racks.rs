@@ -9,6 +9,13 @@
 //! racks' packed names of its width by integer comparison alone; longer names fall back to a
 //! search of the sorted names. All lookups answer the same: the bit of a rack where some
 //! member of the component runs, or 0.
+//!
+//! The short names are found in a table of [`HASH_SLOTS`] slots indexed by a multiplicative
+//! hash of the packed name, when one of a few multipliers puts every rack in a slot of its
+//! own (nearly always with a few racks): a lookup is then one multiplication and one
+//! comparison, where the scan cost a loop of compares per name. The comparison makes the
+//! answer exact whatever the name: a slot holds one rack's packed name, and a name packing
+//! to another integer is not that rack. Otherwise the packed names are scanned or searched.
 
 use super::components::Component;
 use super::problem::Problem;
@@ -22,12 +29,72 @@ const SHORT_BYTES: usize = 7;
 /// At most this many packed names are scanned in order; more are binary-searched.
 const LINEAR_SCAN: usize = 8;
 
+/// The slots of [`Hashed`]: a power of two, the hash being the top 8 bits of a product.
+const HASH_SLOTS: usize = 256;
+
+/// Odd multipliers tried in turn for [`Hashed`] (fractional parts of well-known constants,
+/// as common hash functions use).
+const MULTIPLIERS: [u64; 6] = [
+    0x9E37_79B9_7F4A_7C15,
+    0xBF58_476D_1CE4_E5B9,
+    0x94D0_49BB_1331_11EB,
+    0xD6E8_FEB8_6659_FD93,
+    0xA076_1D64_78BD_642F,
+    0xE703_7ED1_A0B4_28DB,
+];
+
+/// A slot no packed name fills: [`pack_short`]'s values have a top byte of at most 7.
+const EMPTY_SLOT: u64 = u64::MAX;
+
+/// The short packed names in the slot of their hash, each alone in its slot.
+struct Hashed {
+    multiplier: u64,
+    /// (packed name, bit), or ([`EMPTY_SLOT`], 0).
+    slots: Box<[(u64, u64); HASH_SLOTS]>,
+}
+
+impl Hashed {
+    /// The table of `short` (packed name, bit), or `None` when no multiplier of
+    /// [`MULTIPLIERS`] gives every name a slot of its own.
+    fn new(short: &[(u64, u64)]) -> Option<Hashed> {
+        MULTIPLIERS.iter().find_map(|&multiplier| {
+            let mut slots = Box::new([(EMPTY_SLOT, 0u64); HASH_SLOTS]);
+            for &(key, bit) in short {
+                let slot = &mut slots[Hashed::slot(multiplier, key)];
+                if slot.0 != EMPTY_SLOT {
+                    return None;
+                }
+                *slot = (key, bit);
+            }
+            Some(Hashed { multiplier, slots })
+        })
+    }
+
+    #[inline]
+    fn slot(multiplier: u64, key: u64) -> usize {
+        (key.wrapping_mul(multiplier) >> 56) as usize
+    }
+
+    /// The bit of the packed name `key`, or 0 for a name not in the table.
+    #[inline]
+    fn bit(&self, key: u64) -> u64 {
+        let (found, bit) = self.slots[Hashed::slot(self.multiplier, key)];
+        #[cfg(test)]
+        if planted::HASH_UNCHECKED.get() {
+            return bit;
+        }
+        if found == key { bit } else { 0 }
+    }
+}
+
 /// The bits of a component's racks: bit i is the i-th rack in name order.
 pub(crate) struct RackBits<'a> {
     /// The distinct racks of the component's members, ascending by name (at most 64).
     names: Vec<&'a str>,
     /// Packed name → bit, ascending by packed name, for names [`pack_short`] represents.
     short: Vec<(u64, u64)>,
+    /// The same in a table of hashes, where every name has a slot of its own.
+    hashed: Option<Hashed>,
     /// Packed name → bit, ascending by packed name, for the longer names [`pack`]
     /// represents.
     packed: Vec<(u128, u64)>,
@@ -98,6 +165,7 @@ impl<'a> RackBits<'a> {
             .filter_map(|(i, name)| pack_short(name.as_bytes()).map(|key| (key, 1u64 << i)))
             .collect();
         short.sort_unstable();
+        let hashed = Hashed::new(&short);
         let mut packed: Vec<(u128, u64)> = names
             .iter()
             .enumerate()
@@ -108,6 +176,7 @@ impl<'a> RackBits<'a> {
         Some(RackBits {
             names,
             short,
+            hashed,
             packed,
         })
     }
@@ -121,6 +190,7 @@ impl<'a> RackBits<'a> {
     #[inline]
     pub fn bit(&self, name: &str) -> u64 {
         match pack_short(name.as_bytes()) {
+            Some(key) if let Some(hashed) = &self.hashed => hashed.bit(key),
             Some(key) if self.short.len() <= LINEAR_SCAN => self
                 .short
                 .iter()
@@ -176,6 +246,19 @@ impl<'a> RackBits<'a> {
     /// replica racks).
     pub fn extend_masks(&self, problem: &Problem<'_>, t: u32, out: &mut Vec<u64>) {
         match &problem.topics[t as usize].replica_racks {
+            // The table chosen once per topic rather than per name.
+            Some(replicas) if let Some(hashed) = &self.hashed => {
+                let bit = |name: &String| match pack_short(name.as_bytes()) {
+                    Some(key) => hashed.bit(key),
+                    None => self.long_bit(name),
+                };
+                // Lists of two or three replicas (the usual replication factors) without a loop.
+                out.extend(replicas.iter().map(|names| match names.as_slice() {
+                    [a, b] => bit(a) | bit(b),
+                    [a, b, c] => bit(a) | bit(b) | bit(c),
+                    names => names.iter().fold(0, |mask, name| mask | bit(name)),
+                }));
+            }
             Some(replicas) => out.extend(replicas.iter().map(|names| self.mask(names))),
             None => out.resize(out.len() + problem.partitions(t) as usize, 0),
         }
@@ -230,9 +313,19 @@ pub(crate) fn keepable_claims(
     kept
 }
 
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::Hashed`] answers the bit of the slot a name hashes to without comparing
+        /// the name with the slot's.
+        pub(crate) static HASH_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{MASKS_SCANNED, RackBits, SHORT_BYTES, pack, pack_short, search_masks};
+    use super::{MASKS_SCANNED, RackBits, SHORT_BYTES, pack, pack_short, planted, search_masks};
 
     /// The search answers as a binary search does, on lists scanned and lists halved, for
     /// masks present, between, below and above them.
@@ -250,11 +343,12 @@ mod tests {
         }
     }
 
-    /// Every lookup agrees with the definition (bit i for the i-th name in order, else 0),
-    /// with few racks (scanned), many (binary-searched) and names too long to pack.
-    #[test]
-    fn bits_follow_name_order() {
+    /// Disagreements of every lookup with the definition (bit i for the i-th name in order,
+    /// else 0), with few racks (hashed, and scanned), many (binary-searched) and names too
+    /// long to pack, each with and without the table of hashes.
+    fn lookup_errors() -> usize {
         let long = "a-rack-name-longer-than-fifteen-bytes";
+        let mut errors = 0;
         for count in [1usize, 3, 8, 9, 20, 64] {
             let mut owned: Vec<String> = (0..count).map(|i| format!("r{i}")).collect();
             owned.push(format!("{long}-{count}"));
@@ -262,21 +356,45 @@ mod tests {
             owned.push(format!("rack-{count:04}-x"));
             owned.sort();
             let names: Vec<&str> = owned.iter().map(String::as_str).collect();
-            let Some(bits) = RackBits::from_names(names.clone()) else {
+            let Some(mut bits) = RackBits::from_names(names.clone()) else {
                 assert!(names.len() > 64);
                 continue;
             };
-            assert_eq!(bits.len(), names.len());
-            for (i, name) in names.iter().enumerate() {
-                assert_eq!(bits.bit(name), 1u64 << i, "{name} of {count}");
+            // With a few racks every name has a slot of its own; 64 names in 256 slots
+            // collide under every multiplier, which leaves the search.
+            assert_eq!(bits.hashed.is_some(), count <= 20, "{count} names");
+            for hashed in [true, false] {
+                if !hashed {
+                    bits.hashed = None;
+                }
+                assert_eq!(bits.len(), names.len());
+                for (i, name) in names.iter().enumerate() {
+                    errors += usize::from(bits.bit(name) != 1u64 << i);
+                }
+                for stranger in ["", "r", "r1\0", "zz", "r9", long, "r100", "rack-0001-y"] {
+                    let expected = names.binary_search(&stranger).map_or(0, |i| 1u64 << i);
+                    errors += usize::from(bits.bit(stranger) != expected);
+                }
+                let replicas = vec![names[0].to_string(), "nowhere".to_string()];
+                errors += usize::from(bits.mask(&replicas) != 1);
             }
-            for stranger in ["", "r", "r1\0", "zz", long, "r100", "rack-0001-y"] {
-                let expected = names.binary_search(&stranger).map_or(0, |i| 1u64 << i);
-                assert_eq!(bits.bit(stranger), expected, "{stranger} of {count}");
-            }
-            let replicas = vec![names[0].to_string(), "nowhere".to_string()];
-            assert_eq!(bits.mask(&replicas), 1);
         }
+        errors
+    }
+
+    #[test]
+    fn bits_follow_name_order() {
+        assert_eq!(lookup_errors(), 0);
+    }
+
+    /// A table of hashes that does not compare names answers strangers with the bit of the
+    /// rack whose slot they hash to.
+    #[test]
+    fn unchecked_hashes_are_caught() {
+        planted::HASH_UNCHECKED.set(true);
+        let errors = lookup_errors();
+        planted::HASH_UNCHECKED.set(false);
+        assert!(errors > 0, "an unchecked slot went unnoticed");
     }
 
     #[test]

@@ -276,6 +276,11 @@ fn left_over(ctx: &Context<'_, '_>, dropped: &[(usize, i32)]) -> (Vec<(usize, u6
     let mut drops = dropped.iter().peekable();
     for (i, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(i, t);
+        // Every partition claimed keepably (one claim per partition) and none released:
+        // nothing of the topic is left over (every topic of a join of a settled group).
+        if ctx.keepable[t as usize].len() == masks.len() && drops.peek().is_none_or(|d| d.0 != i) {
+            continue;
+        }
         is_kept.clear();
         is_kept.resize(masks.len(), false);
         for &(p, _) in &ctx.keepable[t as usize] {
@@ -360,6 +365,14 @@ fn release(
                 options[lm] -= 1;
             }
         }
+        // Only the first `takers` in order are read: those are selected before sorting (the
+        // candidates are distinct, so which they are and their order do not change).
+        if candidates.len() > takers {
+            if takers > 0 {
+                candidates.select_nth_unstable(takers - 1);
+            }
+            candidates.truncate(takers);
+        }
         candidates.sort_unstable();
         let start = dropped.len();
         for &(optional, _, p, lm) in candidates.iter().take(takers) {
@@ -384,8 +397,8 @@ fn release(
 /// each entry of `left` ((topic index, mask, units), per topic in the order masks first
 /// appear, as [`place`] built it), ascending, to that entry's `takers` (local ids, in
 /// `left` order) in turn. `false` (with part of it written) if a left-over partition has no
-/// entry or an entry more partitions than units, which the way [`place`] counts them rules
-/// out.
+/// entry, an entry more partitions than units or a topic with no entry a released claim,
+/// which the way [`place`] counts them rules out.
 fn write(
     ctx: &Context<'_, '_>,
     left: &[(usize, u64, u64)],
@@ -403,10 +416,22 @@ fn write(
     let mut drops = dropped.iter().peekable();
     for (i, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(i, t);
+        let claims = &ctx.keepable[t as usize];
+        if entry == left.len() || left[entry].0 != i {
+            // Nothing of the topic is left over (so none of its claims is released, else it
+            // would be): every claim is kept.
+            if drops.peek().is_some_and(|d| d.0 == i) {
+                return false;
+            }
+            for &(p, m) in claims {
+                lists[m as usize].push((t, p));
+            }
+            continue;
+        }
         is_kept.clear();
         is_kept.resize(masks.len(), false);
         // Released claims come in partition order, as the claims do.
-        for &(p, m) in &ctx.keepable[t as usize] {
+        for &(p, m) in claims {
             if drops.next_if(|&&d| d == (i, p)).is_some() {
                 continue;
             }
@@ -423,9 +448,6 @@ fn write(
             entry += 1;
         }
         let entries = &left[start..entry];
-        if entries.is_empty() {
-            continue;
-        }
         for (p, &mask) in masks.iter().enumerate() {
             if is_kept[p] {
                 continue;
@@ -459,9 +481,20 @@ fn first_fit(
 ) -> bool {
     let comp = ctx.comp;
     let n = comp.members.len();
+    let planted = planted_any_taker();
     let mut spare: Vec<u64> = kept.iter().map(|&k| q.saturating_sub(k)).collect();
     // Whether a member has used its place at q + 1 (its kept claims may already fill it).
     let mut plus: Vec<bool> = kept.iter().map(|&k| k > q).collect();
+    let has_room = |lm: usize, spare: &[u64], plus: &[bool], z_places: u64| {
+        spare[lm] > 0 || (!plus[lm] && z_places > 0)
+    };
+    // The members with room, ascending: the rotation visits only them, in the same order as
+    // it would every member (one without room takes nothing, and room only shrinks). On a
+    // join of a large group that is the joiner alone where the rotation passed every member.
+    let mut roomy: Vec<u32> = (0..n)
+        .filter(|&lm| planted || has_room(lm, &spare, &plus, z_places))
+        .map(|lm| lm as u32)
+        .collect();
     // The topic a member claims in (marked per topic) or took a partition of.
     let mut claims_in = vec![usize::MAX; n];
     let mut took_in = vec![usize::MAX; n];
@@ -475,20 +508,21 @@ fn first_fit(
             }
         }
         for _ in 0..units {
-            let found = (0..n).map(|j| (cursor + j) % n).find(|&lm| {
+            let start = roomy.partition_point(|&lm| (lm as usize) < cursor);
+            let (after, before) = (&roomy[start..], &roomy[..start]);
+            let found = after.iter().chain(before).position(|&lm| {
+                let lm = lm as usize;
                 took_in[lm] != i
-                    && (planted_any_taker()
-                        || claims_in[lm] != i
-                            && (mask == 0 || mask & member_bit[lm] != 0)
-                            && (spare[lm] > 0 || (!plus[lm] && z_places > 0)))
+                    && (planted || claims_in[lm] != i && (mask == 0 || mask & member_bit[lm] != 0))
             });
-            let Some(lm) = found else {
+            let Some(at) = found.map(|j| (start + j) % roomy.len()) else {
                 return false;
             };
+            let lm = roomy[at] as usize;
             took_in[lm] = i;
             takers.push(lm as u32);
-            if planted_any_taker() {
-                cursor = lm + 1;
+            cursor = lm + 1;
+            if planted {
                 continue;
             }
             if spare[lm] > 0 {
@@ -496,8 +530,14 @@ fn first_fit(
             } else {
                 plus[lm] = true;
                 z_places -= 1;
+                if z_places == 0 {
+                    roomy.retain(|&lm| spare[lm as usize] > 0);
+                    continue;
+                }
             }
-            cursor = lm + 1;
+            if !has_room(lm, &spare, &plus, z_places) {
+                roomy.remove(at);
+            }
         }
     }
     true
