@@ -151,6 +151,12 @@ pub(crate) enum Planted {
     TrustPresets,
     /// Push one unit more than the room left around a cancelled cycle.
     Overpush,
+    /// Not a fault: give up on every warm start once it has cancelled a cycle or run twice
+    /// [`CYCLE_CHECK_ROUNDS`](certify::CYCLE_CHECK_ROUNDS) rounds, as past the limits, so that
+    /// tests reach the undoing of its presets and cancellations.
+    GiveUp,
+    /// Give up as [`Planted::GiveUp`] but leave the presets and cancellations in place.
+    GiveUpUndoingNothing,
 }
 
 #[cfg(test)]

@@ -201,6 +201,43 @@ fn a_solver_trusting_uncertified_presets_or_overpushing_cycles_is_caught() {
     }
 }
 
+/// A warm start given up after cancelling cycles is undone: the solver then finds the cold
+/// start's flow, which is the reference solver's edge for edge. Without the undo, the flows
+/// differ.
+#[test]
+fn a_warm_start_given_up_is_undone_to_zero_flow() {
+    for planted in [Planted::GiveUp, Planted::GiveUpUndoingNothing] {
+        let mut rng = Rng(0x91fe_0b5e_77c3_2a64);
+        let (mut tried, mut differ) = (0, 0);
+        let cancelled = CANCELLED.with(std::cell::Cell::get);
+        for _ in 0..300 {
+            let (nodes, edges) = random_network(&mut rng);
+            let (value, optimum) = reference(nodes, &edges);
+            for preset in presets(&mut rng, nodes, &edges, &optimum) {
+                if preset.iter().all(|&x| x == 0) {
+                    continue;
+                }
+                let (v, flows) = solve_with(nodes, &edges, &preset, planted);
+                tried += 1;
+                if planted == Planted::GiveUp {
+                    assert_eq!((v, &flows), (value, &optimum));
+                } else if (v, &flows) != (value, &optimum) {
+                    differ += 1;
+                }
+            }
+        }
+        assert!(tried > 300, "{planted:?}: only {tried} proposals tried");
+        let cancelled = CANCELLED.with(std::cell::Cell::get) - cancelled;
+        assert!(
+            cancelled > 100,
+            "{planted:?}: only {cancelled} cycles cancelled before giving up"
+        );
+        if planted == Planted::GiveUpUndoingNothing {
+            assert!(differ > 100, "only {differ} of {tried} kept flows caught");
+        }
+    }
+}
+
 /// A source-to-sink path of `edges` (edge indices), if any: the networks are layered DAGs.
 fn a_path(nodes: usize, edges: &[Edge]) -> Option<Vec<usize>> {
     fn walk(u: u32, sink: u32, edges: &[Edge], path: &mut Vec<usize>) -> bool {
