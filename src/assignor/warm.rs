@@ -76,6 +76,20 @@ pub(crate) struct Move {
 /// its fair share; more moves mean the claims are far from optimal anyway.
 pub(crate) const MAX_MOVES: usize = 64;
 
+/// Topic `t`'s subscribers as local indices of `comp`'s members, ascending.
+fn local_subscribers(problem: &Problem<'_>, comp: &Component, t: u32) -> Vec<u32> {
+    let subscribers = &problem.subscribers[t as usize];
+    // A component of every member (the usual case) numbers them as the problem does.
+    if comp.members.len() == problem.members.len() {
+        subscribers.clone()
+    } else {
+        subscribers
+            .iter()
+            .map(|&m| comp.members.partition_point(|&x| x < m) as u32)
+            .collect()
+    }
+}
+
 impl Proposal {
     /// An empty proposal for `comp`, whose topics have floors `floor` and remainders
     /// `extra`, and whose members have B_m = `base`.
@@ -86,26 +100,10 @@ impl Proposal {
         extra: &[u32],
         base: &[i64],
     ) -> Proposal {
-        // A component of every member (the usual case) numbers them as the problem does.
-        let all = comp.members.len() == problem.members.len();
-        let local = |m: u32| {
-            if all {
-                m
-            } else {
-                comp.members.partition_point(|&x| x < m) as u32
-            }
-        };
         let subs: Vec<Vec<u32>> = comp
             .topics
             .iter()
-            .map(|&t| {
-                let subscribers = &problem.subscribers[t as usize];
-                if all {
-                    subscribers.clone()
-                } else {
-                    subscribers.iter().map(|&m| local(m)).collect()
-                }
-            })
+            .map(|&t| local_subscribers(problem, comp, t))
             .collect();
         Proposal {
             floor: floor.iter().map(|&f| f as i32).collect(),
@@ -126,20 +124,11 @@ impl Proposal {
         floor: &[u32],
         extra: &[u32],
     ) -> Proposal {
-        let all = comp.members.len() == problem.members.len();
         let mut load = vec![0i64; comp.members.len()];
         let mut subs = Vec::with_capacity(comp.topics.len());
         let mut count = Vec::with_capacity(comp.topics.len());
         for (&t, &f) in comp.topics.iter().zip(floor) {
-            let subscribers = &problem.subscribers[t as usize];
-            let local: Vec<u32> = if all {
-                subscribers.clone()
-            } else {
-                subscribers
-                    .iter()
-                    .map(|&m| comp.members.partition_point(|&x| x < m) as u32)
-                    .collect()
-            };
+            let local = local_subscribers(problem, comp, t);
             for &lm in &local {
                 load[lm as usize] += i64::from(f);
             }
