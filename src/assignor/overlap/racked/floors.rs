@@ -515,8 +515,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let member_edge = super::super::member_edges(&mut net, member_base, sink, &degree, &base);
     if warm_wanted() {
         let mut load = counts.load.clone();
+        let mut scratch = preset::Scratch::default();
         for plan in &plans {
-            preset::propose(&mut net, plan, x, &member_edge, &mut load);
+            preset::propose(&mut net, plan, x, &member_edge, &mut load, &mut scratch);
         }
     }
     #[cfg(test)]
@@ -602,8 +603,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         .iter()
         .map(|&m| lists[m as usize].len())
         .collect();
+    let mut scratch = deal::Scratch::default();
     for plan in &plans {
-        if !deal(x, plan, lists) {
+        if !deal(x, plan, lists, &mut scratch) {
             for (&m, &len) in comp.members.iter().zip(&before) {
                 lists[m as usize].truncate(len);
             }
