@@ -268,6 +268,8 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let mut degree = vec![0i32; n];
     let mut supply_total = 0u64;
     let mut transport = Transport::default();
+    // [`placeable`]'s buffers, kept from topic to topic.
+    let mut bufs = <[Vec<u64>; 3]>::default();
     // Per member: its index among the subscribers of the topic at hand, for topics with at
     // least as many claims as subscribers (checked on use: a stale entry is never taken).
     let mut position = vec![u32::MAX; problem.members.len()];
@@ -312,7 +314,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
                 entry_group.push(g);
             }
         }
-        if !placeable(x, lt, &groups, free, &mut transport) {
+        if !placeable(x, lt, &groups, free, &mut transport, &mut bufs) {
             #[cfg(test)]
             UNPLACEABLE.with(|c| c.set(c.get() + 1));
             return false;
@@ -400,6 +402,8 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     // Every floor edge with its capacity: a full flow must saturate them all.
     let mut floor_edges: Vec<(usize, i32)> =
         Vec::with_capacity(plans.iter().map(|p| p.pair.len() + racks).sum());
+    // The loop's per-topic buffers, kept from topic to topic.
+    let (mut shared, mut plain) = (Vec::new(), Vec::new());
     for (plan, &block) in plans.iter_mut().zip(&blocks) {
         let block = block as u32;
         let lt = plan.lt;
@@ -439,7 +443,8 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         }
         // Per group (the free node last) and rack, at `g * racks + r`: the claims of the
         // subscribers with no pair node there, and their one keep edge once added.
-        let mut shared = vec![(0u64, usize::MAX); (k + 1) * racks];
+        shared.clear();
+        shared.resize((k + 1) * racks, (0u64, usize::MAX));
         for (&(i, _, count), &g) in plan.claims.iter().zip(&plan.entry_group) {
             if !plan.pair[i as usize] {
                 shared[g * racks + rack_of(subs[i as usize])].0 += count;
@@ -448,7 +453,8 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         #[cfg(test)]
         let own_cap = SHARED_CAP_OWN.with(std::cell::Cell::get);
         // Floors of the subscribers with no pair node, per rack.
-        let mut plain = vec![0u64; racks];
+        plain.clear();
+        plain.resize(racks, 0u64);
         let mut claims = plan.claims.iter().zip(&plan.entry_group).peekable();
         let mut pair = rack(racks);
         for (i, &lm) in subs.iter().enumerate() {
@@ -515,8 +521,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let member_edge = super::super::member_edges(&mut net, member_base, sink, &degree, &base);
     if warm_wanted() {
         let mut load = counts.load.clone();
+        let mut scratch = preset::Scratch::default();
         for plan in &plans {
-            preset::propose(&mut net, plan, x, &member_edge, &mut load);
+            preset::propose(&mut net, plan, x, &member_edge, &mut load, &mut scratch);
         }
     }
     #[cfg(test)]
@@ -551,11 +558,12 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     if flow_balance != optimum && !skip_balance {
         return false;
     }
+    let mut left: Vec<(usize, u64)> = Vec::new();
     for plan in &mut plans {
         let floor = u64::from(plan.floor);
         // A shared keep edge's units go to its entries in entry order (subscribers in id
         // order), each up to its claims: `left` holds what each edge has still to give.
-        let mut left: Vec<(usize, u64)> = Vec::new();
+        left.clear();
         plan.kept = Vec::with_capacity(plan.claims.len());
         for (&(i, _, count), &id) in plan.claims.iter().zip(&plan.keep_edge) {
             let units = net.flow(id) as u64;
@@ -602,8 +610,9 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         .iter()
         .map(|&m| lists[m as usize].len())
         .collect();
+    let mut scratch = deal::Scratch::default();
     for plan in &plans {
-        if !deal(x, plan, lists) {
+        if !deal(x, plan, lists, &mut scratch) {
             for (&m, &len) in comp.members.iter().zip(&before) {
                 lists[m as usize].truncate(len);
             }
@@ -628,19 +637,23 @@ fn placeable(
     groups: &[(u64, u64)],
     free: u64,
     transport: &mut Transport,
+    [capacity, masks, supply]: &mut [Vec<u64>; 3],
 ) -> bool {
     let ceiling = u64::from(x.counts.floor[lt])
         + u64::from(!x.masks[lt].len().is_multiple_of(x.counts.subs[lt].len()));
-    let mut capacity = vec![0u64; x.racks];
+    capacity.clear();
+    capacity.resize(x.racks, 0);
     let mut present = 0u64;
     for &lm in &x.counts.subs[lt] {
         let bit = x.member_bit[lm as usize];
         present |= bit;
         capacity[bit.trailing_zeros() as usize] += ceiling;
     }
-    let mut masks: Vec<u64> = groups.iter().map(|g| g.0).collect();
-    let mut supply: Vec<u64> = groups.iter().map(|g| g.1).collect();
+    masks.clear();
+    masks.extend(groups.iter().map(|g| g.0));
     masks.push(present);
+    supply.clear();
+    supply.extend(groups.iter().map(|g| g.1));
     supply.push(free);
-    transport.solve(&masks, &supply, &capacity)
+    transport.solve(masks, supply, capacity)
 }

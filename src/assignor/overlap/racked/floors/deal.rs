@@ -4,20 +4,56 @@
 use super::super::super::super::aligned::transport::{left_over_by_group, rack_share};
 use super::{Inputs, TopicFlow};
 
+/// Buffers the deal keeps from topic to topic; their contents never outlive a topic.
+#[derive(Default)]
+pub(super) struct Scratch {
+    taken: Vec<bool>,
+    left: Vec<u64>,
+    entries: Vec<usize>,
+    first: Vec<usize>,
+    order: Vec<u32>,
+    next: Vec<usize>,
+    bucket: Vec<i32>,
+}
+
+/// `v` cleared and refilled with `len` copies of `value`, its allocation kept; as a slice,
+/// which the loops below index more cheaply than the vector behind a reference.
+fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) -> &mut [T] {
+    v.clear();
+    v.resize(len, value);
+    v
+}
+
 /// Deals one solved topic as the tie rule of the [parent's docs](super) says; `false` if the
-/// flow's counts do not add up (conservation rules it out).
-pub(super) fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, i32)>]) -> bool {
+/// flow's counts do not add up (conservation rules it out). `scratch` only lends its buffers.
+pub(super) fn deal(
+    x: &Inputs<'_, '_>,
+    plan: &TopicFlow,
+    lists: &mut [Vec<(u32, i32)>],
+    scratch: &mut Scratch,
+) -> bool {
     let t = plan.topic;
     let masks = &x.masks[plan.lt];
     let subs_local = &x.counts.subs[plan.lt];
     let subs = &x.problem.subscribers[t as usize];
     let racks = x.racks;
-    let mut taken = vec![false; masks.len()];
+    let Scratch {
+        taken,
+        left,
+        entries,
+        first,
+        order,
+        next,
+        bucket,
+    } = scratch;
+    let taken = refill(taken, masks.len(), false);
     // Units each claim entry still keeps.
-    let mut left: Vec<u64> = plan.kept.clone();
+    left.clear();
+    left.extend_from_slice(&plan.kept);
+    let left = &mut left[..];
     // Per subscriber index: where its claim entries start (they are sorted by subscriber,
     // then mask, and a subscriber has few), so that a claim's entry is a short scan away.
-    let mut entries = vec![0usize; subs.len() + 1];
+    let entries = refill(entries, subs.len() + 1, 0);
     for c in &plan.claims {
         entries[c.0 as usize + 1] += 1;
     }
@@ -39,13 +75,13 @@ pub(super) fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, 
         return false;
     }
     let k = plan.groups.len();
-    let Some(groups) = left_over_by_group(masks, &taken, &plan.groups) else {
+    let Some(groups) = left_over_by_group(masks, taken, &plan.groups) else {
         return false;
     };
     // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
     // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
     let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
-    let mut first = vec![0usize; racks + 1];
+    let first = refill(first, racks + 1, 0);
     for i in 0..subs.len() as u32 {
         let Some(count) = first.get_mut(rack_of(i) as usize + 1) else {
             return false;
@@ -55,17 +91,16 @@ pub(super) fn deal(x: &Inputs<'_, '_>, plan: &TopicFlow, lists: &mut [Vec<(u32, 
     for r in 0..racks {
         first[r + 1] += first[r];
     }
-    let mut order = vec![0u32; subs.len()];
+    let order = refill(order, subs.len(), 0);
     for i in 0..subs.len() as u32 {
         let r = rack_of(i) as usize;
         order[first[r]] = i;
         first[r] += 1;
     }
     let mut order = order.iter().peekable();
-    let mut next = vec![0usize; k + 1];
-    let mut bucket: Vec<i32> = Vec::new();
+    let next = refill(next, k + 1, 0);
     for r in 0..racks {
-        if !rack_share(&groups, &plan.amount, racks, r, &mut next, &mut bucket) {
+        if !rack_share(&groups, &plan.amount, racks, r, next, bucket) {
             return false;
         }
         let mut from = bucket.iter();

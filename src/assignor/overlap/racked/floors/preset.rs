@@ -73,6 +73,23 @@ const PRESET_ROUNDS: usize = 4;
 const FLOOR: [i8; 4] = [-1, 0, 0, 0];
 const KEEP: [i8; 4] = [0, 0, 0, -1];
 
+/// Buffers the proposal keeps from topic to topic (a call solves a hundred topics, each
+/// with vectors of a few dozen entries): their contents never outlive a topic.
+#[derive(Default)]
+pub(super) struct Scratch {
+    transport: Transport,
+    masks: Vec<u64>,
+    supply: Vec<u64>,
+    rack: Vec<usize>,
+    claims: Vec<u64>,
+    holder: Vec<bool>,
+    plain_floor: Vec<u64>,
+    /// The greedy's keeps per subscriber, partitions left per group and room per rack.
+    kept: Vec<u64>,
+    left_over: Vec<u64>,
+    room: Vec<u64>,
+}
+
 /// One topic as the proposal reads it.
 struct Shape<'a> {
     plan: &'a TopicFlow,
@@ -222,39 +239,48 @@ fn keep_bound(x: &Shape<'_>, holder: &[bool], load: &[i64]) -> u64 {
 }
 
 /// The greedy step of the [module docs](self), for the counts `want`.
-fn greedy(x: &Shape<'_>, want: Vec<u64>) -> Placement {
+fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
+    let Scratch {
+        transport,
+        kept,
+        left_over,
+        room,
+        ..
+    } = scratch;
     // Keeps, in claim order, up to each subscriber's count.
-    let mut kept = vec![0u64; want.len()];
+    kept.clear();
+    kept.resize(want.len(), 0);
     let mut keep = vec![0u64; x.plan.claims.len()];
     for (e, &(i, _, count)) in x.plan.claims.iter().enumerate() {
         let i = i as usize;
         keep[e] = count.min(want[i] - kept[i]);
         kept[i] += keep[e];
     }
-    let mut left_over = x.supply.clone();
+    left_over.clear();
+    left_over.extend_from_slice(&x.supply);
     for (&g, &units) in x.entry_group.iter().zip(&keep) {
         left_over[g] -= units;
     }
     // The racks' room, filled by the groups' left-overs by a small maximum flow. Where it
     // cannot place them all, subscribers in the full racks the stuck units reach give up
     // kept claims that another rack with room can take (a few rounds).
-    let mut room = vec![0u64; x.racks];
-    for (i, (&w, &kept)) in want.iter().zip(&kept).enumerate() {
+    room.clear();
+    room.resize(x.racks, 0);
+    for (i, (&w, &kept)) in want.iter().zip(kept.iter()).enumerate() {
         room[x.rack[i]] += w - kept;
     }
-    let mut transport = Transport::default();
     let keeps = Keeps {
         claims: &x.plan.claims,
         entry_group: x.entry_group,
         rack: &x.rack,
         keep: &mut keep,
-        kept: &mut kept,
+        kept,
     };
-    transport.place_giving_up(&x.masks, &mut left_over, &mut room, keeps, PRESET_ROUNDS);
+    transport.place_giving_up(&x.masks, left_over, room, keeps, PRESET_ROUNDS);
     Placement {
         want,
         keep,
-        amount: transport.amount,
+        amount: std::mem::take(&mut transport.amount),
     }
 }
 
@@ -359,13 +385,15 @@ fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Op
 
 /// Proposes the flow of the [module docs](self) for one topic's part of `net`, adding the
 /// extras it hands out to the members' convex edges `member_edge`; `load` holds every local
-/// member's load, updated with the exchanges of extras made here.
+/// member's load, updated with the exchanges of extras made here. `scratch` only lends its
+/// buffers: what it held before does not matter.
 pub(super) fn propose(
     net: &mut Network,
     plan: &TopicFlow,
     x: &Inputs<'_, '_>,
     member_edge: &[Option<usize>],
     load: &mut [i64],
+    scratch: &mut Scratch,
 ) {
     let subs_local = &x.counts.subs[plan.lt];
     let racks = x.racks;
@@ -374,34 +402,46 @@ pub(super) fn propose(
     let present = subs_local
         .iter()
         .fold(0u64, |acc, &lm| acc | x.member_bit[lm as usize]);
-    let mut masks: Vec<u64> = plan.groups.iter().map(|g| g.0).collect();
-    let mut supply: Vec<u64> = plan.groups.iter().map(|g| g.1).collect();
+    let mut masks = std::mem::take(&mut scratch.masks);
+    masks.clear();
+    masks.extend(plan.groups.iter().map(|g| g.0));
     masks.push(present);
+    let mut supply = std::mem::take(&mut scratch.supply);
+    supply.clear();
+    supply.extend(plan.groups.iter().map(|g| g.1));
     supply.push(plan.free);
-    let mut claims = vec![0u64; subs_local.len()];
+    let mut claims = std::mem::take(&mut scratch.claims);
+    claims.clear();
+    claims.resize(subs_local.len(), 0);
     for &(i, _, count) in &plan.claims {
         claims[i as usize] += count;
     }
+    let mut rack = std::mem::take(&mut scratch.rack);
+    rack.clear();
+    rack.extend(
+        subs_local
+            .iter()
+            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize),
+    );
     let shape = Shape {
         plan,
         entry_group: &plan.entry_group,
         masks,
         supply,
-        rack: subs_local
-            .iter()
-            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize)
-            .collect(),
+        rack,
         racks,
         floor: f,
         claims,
     };
     // Counts: the floor, plus the extra where `choose` gave one.
-    let mut holder = vec![false; subs_local.len()];
+    let mut holder = std::mem::take(&mut scratch.holder);
+    holder.clear();
+    holder.resize(subs_local.len(), false);
     for &i in &x.counts.chosen[plan.lt] {
         holder[i as usize] = true;
     }
     let want = holder.iter().map(|&h| f + u64::from(h)).collect();
-    let start = greedy(&shape, want);
+    let start = greedy(&shape, want, scratch);
     #[cfg(test)]
     let greedy_only = GREEDY_ONLY.with(std::cell::Cell::get);
     #[cfg(not(test))]
@@ -461,7 +501,9 @@ pub(super) fn propose(
     for (g, &id) in plan.source_edge.iter().enumerate() {
         net.preset(id, sent[g] as i32);
     }
-    let mut plain_floor = vec![0u64; racks];
+    let mut plain_floor = std::mem::take(&mut scratch.plain_floor);
+    plain_floor.clear();
+    plain_floor.resize(racks, 0);
     for i in 0..subs_local.len() {
         let total = kept[i] + pool[i];
         let extra = total.saturating_sub(f);
@@ -497,4 +539,15 @@ pub(super) fn propose(
             net.preset(id, units as i32);
         }
     }
+    scratch.plain_floor = plain_floor;
+    scratch.holder = holder;
+    scratch.transport.amount = placement.amount;
+    let Shape {
+        masks,
+        supply,
+        rack,
+        claims,
+        ..
+    } = shape;
+    (scratch.masks, scratch.supply, scratch.rack, scratch.claims) = (masks, supply, rack, claims);
 }
