@@ -153,9 +153,11 @@ use super::super::Counts;
 mod deal;
 mod owners;
 pub(crate) mod preset;
+mod topic;
 
 use deal::deal;
 use owners::owners_and_claims;
+use topic::TopicFlow;
 
 #[cfg(test)]
 thread_local! {
@@ -205,49 +207,6 @@ pub(super) struct Inputs<'a, 'p> {
     pub keepable: &'a [Vec<(i32, u32)>],
     /// Balance-optimal counts of [`super::super::choose`]: their floors, subscribers and loads.
     pub counts: &'a Counts,
-}
-
-/// One topic of the network and, once solved, how it is dealt.
-struct TopicFlow {
-    /// Index of the topic in `comp.topics`.
-    lt: usize,
-    topic: u32,
-    floor: u32,
-    /// Distinct non-zero masks of the topic's partitions, ascending, with their counts.
-    groups: Vec<(u64, u64)>,
-    /// Partitions of mask 0.
-    free: u64,
-    /// (subscriber index, mask, keepable claims of that mask), ascending.
-    claims: Vec<(u32, u64, u64)>,
-    /// Per claim entry: its group's index (the free node as group `groups.len()`).
-    entry_group: Vec<usize>,
-    /// Per keepable claim of the topic, in the order of `Inputs::keepable`: its owner's
-    /// subscriber index.
-    claim_owner: Vec<u32>,
-    /// Per claim entry: its keep edge, shared by the entries of subscribers without a pair
-    /// node that start at the same group and end at the same rack (see
-    /// [Merged keeps](self#merged-keeps)); once solved, `kept` holds each entry's units.
-    keep_edge: Vec<usize>,
-    kept: Vec<u64>,
-    /// Per subscriber index: whether it has a pair node (more than f_t keepable claims).
-    pair: Vec<bool>,
-    /// Per subscriber index: its pool edge (pair subscribers) or extra edge (others), if any.
-    pool_edge: Vec<Option<usize>>,
-    /// Per subscriber index: its floor edge (pair subscribers with f_t > 0).
-    floor_edge: Vec<Option<usize>>,
-    /// Per subscriber index: its extra edge, (t,m) → member m (pair subscribers, r_t > 0);
-    /// for the others the pool edge is the extra edge.
-    extra_edge: Vec<Option<usize>>,
-    /// Per rack: the floor edge of its subscribers with no pair node, if any.
-    plain_floor: Vec<Option<usize>>,
-    /// Per group (the free node last, if it has partitions): its edge from the source.
-    source_edge: Vec<usize>,
-    /// Per subscriber index, once solved: the partitions it takes from its rack.
-    takes: Vec<u64>,
-    /// (group, rack, edge) of each edge from a group (the free node as group `groups.len()`)
-    /// to a rack; once solved, `amount` holds the units at `g * racks + r`.
-    to_rack: Vec<(usize, usize, usize)>,
-    amount: Vec<u64>,
 }
 
 /// Assigns the component as the network of the [module docs](self) says when the theorem's
@@ -560,49 +519,8 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     }
     let mut left: Vec<(usize, u64)> = Vec::new();
     for plan in &mut plans {
-        let floor = u64::from(plan.floor);
-        // A shared keep edge's units go to its entries in entry order (subscribers in id
-        // order), each up to its claims: `left` holds what each edge has still to give.
-        left.clear();
-        plan.kept = Vec::with_capacity(plan.claims.len());
-        for (&(i, _, count), &id) in plan.claims.iter().zip(&plan.keep_edge) {
-            let units = net.flow(id) as u64;
-            if plan.pair[i as usize] {
-                plan.kept.push(units);
-                continue;
-            }
-            let l = match left.iter().position(|e| e.0 == id) {
-                Some(l) => l,
-                None => {
-                    left.push((id, units));
-                    left.len() - 1
-                }
-            };
-            let take = count.min(left[l].1);
-            left[l].1 -= take;
-            plan.kept.push(take);
-        }
-        if left.iter().any(|e| e.1 > 0) {
+        if !plan.read_back(&net, racks, &mut left) {
             return false;
-        }
-        for i in 0..plan.pair.len() {
-            let units = plan.pool_edge[i].map_or(0, |id| net.flow(id) as u64);
-            plan.takes[i] = if plan.pair[i] { units } else { floor + units };
-        }
-        // A subscriber without a pair node takes from its rack what its keeps leave of its
-        // floor and extra (never less than nothing: it has at most f_t claims).
-        for (c, &units) in plan.claims.iter().zip(&plan.kept) {
-            let i = c.0 as usize;
-            if !plan.pair[i] {
-                let Some(takes) = plan.takes[i].checked_sub(units) else {
-                    return false;
-                };
-                plan.takes[i] = takes;
-            }
-        }
-        plan.amount = vec![0; (plan.groups.len() + 1) * racks];
-        for &(g, r, id) in &plan.to_rack {
-            plan.amount[g * racks + r] = net.flow(id) as u64;
         }
     }
     let before: Vec<usize> = comp
