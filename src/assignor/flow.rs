@@ -60,7 +60,12 @@
 
 use std::collections::BTreeMap;
 
+use pool::Buf;
+
 mod certify;
+mod pool;
+#[cfg(test)]
+mod tests;
 
 /// An edge capacity for `units`, or `None` beyond `i32` (the callers' networks then decline).
 pub(crate) fn capacity(units: u64) -> Option<i32> {
@@ -130,12 +135,12 @@ const REVERSE: u32 = 1 << 31;
 /// A flow network under construction, then solved in place.
 pub(crate) struct Network {
     nodes: usize,
-    added: Vec<Added>,
-    convex_base: Vec<i64>,
+    added: Buf<Added>,
+    convex_base: Buf<i64>,
     /// After [`Network::solve`]: edge id → slot.
-    slot: Vec<u32>,
+    slot: Buf<u32>,
     /// After [`Network::solve`]: the residual arcs.
-    arcs: Vec<Arc>,
+    arcs: Buf<Arc>,
     /// Tests only: a deliberately broken solver, to show that the tests catch one.
     #[cfg(test)]
     pub planted: Planted,
@@ -172,10 +177,10 @@ impl Network {
     pub fn new(nodes: usize) -> Network {
         Network {
             nodes,
-            added: Vec::new(),
-            convex_base: Vec::new(),
-            slot: Vec::new(),
-            arcs: Vec::new(),
+            added: Buf::largest(),
+            convex_base: Buf::default(),
+            slot: Buf::default(),
+            arcs: Buf::default(),
             #[cfg(test)]
             planted: Planted::None,
         }
@@ -266,12 +271,12 @@ impl Network {
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
     /// every node's arcs, the proposed flows by slot, and a spare buffer of one `u32` per arc
     /// (the warm start reuses it instead of allocating as much again).
-    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>, Vec<u32>) {
+    fn lay_out(&mut self) -> (Buf<u32>, Buf<(u32, i32)>, Buf<u32>) {
         let n = self.nodes;
         // Counted one place further up than the starts, so that the fill below, which moves
         // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
         // in place without a separate copy of them to fill from.
-        let mut start = vec![0u32; n + 2];
+        let mut start = Buf::filled(n + 2, 0u32);
         for a in &self.added {
             start[a.from as usize + 2] += 1;
             start[a.to as usize + 2] += 1;
@@ -282,8 +287,8 @@ impl Network {
         // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
         // the arcs are then written once each, in slot order, without zeroing them first.
         let added = &self.added;
-        let mut end = vec![0u32; 2 * added.len()];
-        let mut slot = vec![0u32; end.len()];
+        let mut end = Buf::filled(2 * added.len(), 0u32);
+        let mut slot = Buf::filled(end.len(), 0u32);
         for (k, a) in added.iter().enumerate() {
             for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
                 let s = start[node as usize + 1];
@@ -293,42 +298,42 @@ impl Network {
             }
         }
         start.pop();
-        let presets = added
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.preset != 0)
-            .map(|(k, a)| (slot[2 * k], a.preset))
-            .collect();
-        let arcs: Vec<Arc> = end
-            .iter()
-            .map(|&e| {
-                let e = e as usize;
-                let a = &added[e / 2];
-                let c = a.cost;
-                if e & 1 == 0 {
-                    Arc {
-                        to: a.to,
-                        rev: slot[e + 1],
-                        cap: a.cap,
-                        convex: a.convex,
-                        cost: c,
-                    }
-                } else {
-                    Arc {
-                        to: a.from,
-                        rev: slot[e - 1],
-                        cap: 0,
-                        convex: if a.convex == NONE {
-                            NONE
-                        } else {
-                            a.convex | REVERSE
-                        },
-                        cost: [-c[0], -c[1], -c[2], -c[3]],
-                    }
+        let mut presets = Buf::with_capacity(0);
+        presets.extend(
+            added
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.preset != 0)
+                .map(|(k, a)| (slot[2 * k], a.preset)),
+        );
+        let mut arcs = Buf::with_capacity(end.len());
+        arcs.extend(end.iter().map(|&e| {
+            let e = e as usize;
+            let a = &added[e / 2];
+            let c = a.cost;
+            if e & 1 == 0 {
+                Arc {
+                    to: a.to,
+                    rev: slot[e + 1],
+                    cap: a.cap,
+                    convex: a.convex,
+                    cost: c,
                 }
-            })
-            .collect();
-        self.added = Vec::new();
+            } else {
+                Arc {
+                    to: a.from,
+                    rev: slot[e - 1],
+                    cap: 0,
+                    convex: if a.convex == NONE {
+                        NONE
+                    } else {
+                        a.convex | REVERSE
+                    },
+                    cost: [-c[0], -c[1], -c[2], -c[3]],
+                }
+            }
+        }));
+        self.added = Buf::default();
         self.slot = slot;
         self.arcs = arcs;
         (start, presets, end)
@@ -348,8 +353,8 @@ impl Network {
             .sum();
         let warm = self.warm_start(&start, &presets, spare_u32, source, sink);
         let cold = warm.is_none();
-        let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
-        let mut reached = vec![false; n];
+        let (mut pi, mut total) = warm.unwrap_or_else(|| (Buf::filled(n, ZERO), 0));
+        let mut reached = Buf::filled(n, false);
         // Cold start: potentials are the shortest distances in the initial DAG (edges go up
         // in number).
         reached[source as usize] = true;
@@ -375,18 +380,18 @@ impl Network {
         }
 
         reached.fill(false);
-        let mut dist = vec![ZERO; n];
-        let mut done = vec![false; n];
-        let mut level = vec![0u32; n];
-        let mut it = vec![0u32; n];
+        let mut dist = Buf::filled(n, ZERO);
+        let mut done = Buf::filled(n, false);
+        let mut level = Buf::filled(n, 0u32);
+        let mut it = Buf::filled(n, 0u32);
         // The Dijkstra queue: one bucket of nodes per distinct tentative distance. Distances
         // take few distinct values in a phase (costs are small), so a bucket map is much
         // cheaper than a heap of (distance, node) entries.
         let mut heap: BTreeMap<Cost, Vec<u32>> = BTreeMap::new();
         let mut spare: Vec<Vec<u32>> = Vec::new();
-        let mut queue = Vec::new();
-        let mut touched: Vec<u32> = Vec::new();
-        let mut stack: Vec<u32> = Vec::new();
+        let mut queue = Buf::<u32>::with_capacity(n);
+        let mut touched = Buf::<u32>::with_capacity(n);
+        let mut stack = Buf::<u32>::with_capacity(0);
         let mut path: Vec<usize> = Vec::new();
         while total < supply {
             // Dijkstra on reduced costs, stopped once the sink is settled.

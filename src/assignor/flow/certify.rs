@@ -2,6 +2,7 @@
 //! of the proposed flow, cancelling the negative cycles it meets (the argument is in the
 //! parent module's docs).
 
+use super::pool::Buf;
 use super::{Arc, Cost, NONE, Network, ZERO, add, less};
 #[cfg(test)]
 use super::{CANCELLED, CERTIFIED, Planted};
@@ -31,16 +32,16 @@ impl Network {
         &mut self,
         start: &[u32],
         presets: &[(u32, i32)],
-        spare: Vec<u32>,
+        spare: Buf<u32>,
         source: u32,
         sink: u32,
-    ) -> Option<(Vec<Cost>, i64)> {
+    ) -> Option<(Buf<Cost>, i64)> {
         if presets.is_empty() {
             return None;
         }
         let n = self.nodes;
         // A flow: within capacity, conserved everywhere but at the source and the sink.
-        let mut balance = vec![0i64; n];
+        let mut balance = Buf::filled(n, 0i64);
         for &(f, x) in presets {
             let arc = self.arcs[f as usize];
             if x < 0 || x > arc.cap {
@@ -74,9 +75,9 @@ impl Network {
         // cycle: when the flow is of minimum cost for its value. A cycle in the graph of the
         // last improving arcs is a negative residual cycle; it is cancelled (the flow stays a
         // flow of the same value, of a strictly lower cost) and the search goes on.
-        let mut dist = vec![ZERO; n];
-        let mut queued = vec![true; n];
-        let mut parent = vec![NONE; n];
+        let mut dist = Buf::filled(n, ZERO);
+        let mut queued = Buf::filled(n, true);
+        let mut parent = Buf::filled(n, NONE);
         let mut walk = Walk::new(n);
         // The first round scans the nodes in descending order: the most negative distances
         // start at the sink (the reverses of the loaded convex arcs) and run back through
@@ -84,8 +85,9 @@ impl Network {
         // order passes them on within the round. (In ascending order nearly every node was
         // scanned once more: 1.3× the arcs on an overlapping leave, 1.4× on a full
         // assignment.)
-        let mut round: Vec<u32> = (0..n as u32).rev().collect();
-        let mut next_round: Vec<u32> = Vec::new();
+        let mut round = Buf::<u32>::with_capacity(n);
+        round.extend((0..n as u32).rev());
+        let mut next_round = Buf::<u32>::with_capacity(n);
         let mut rounds = 0;
         let mut cancelled = 0;
         let mut work = 0usize;
@@ -106,7 +108,7 @@ impl Network {
                     return None;
                 }
                 // Undo the presets and every cancellation: back to zero flow.
-                for (arc, cap) in self.arcs.iter_mut().zip(original) {
+                for (arc, &cap) in self.arcs.iter_mut().zip(original.iter()) {
                     arc.cap = cap.cast_signed();
                 }
                 return None;
@@ -208,7 +210,7 @@ impl Network {
 /// Cycle detection in the graph of the arcs that last improved each node's distance.
 struct Walk {
     /// The walk that last visited each node.
-    stamp: Vec<u32>,
+    stamp: Buf<u32>,
     /// The last walk's number.
     last: u32,
 }
@@ -216,7 +218,7 @@ struct Walk {
 impl Walk {
     fn new(n: usize) -> Walk {
         Walk {
-            stamp: vec![0; n],
+            stamp: Buf::filled(n, 0),
             last: 0,
         }
     }
