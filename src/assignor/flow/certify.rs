@@ -27,12 +27,10 @@ impl Network {
     /// returns potentials under which every residual arc has a non-negative reduced cost,
     /// with the flow's value; or `None`, with the arcs left as they were, if the presets are
     /// not a flow or no such potentials were found within the limits of the module docs.
-    /// `spare` is a buffer of any content, reused for the arcs' capacities before the presets.
     pub(super) fn warm_start(
         &mut self,
         start: &[u32],
         presets: &[(u32, i32)],
-        spare: Buf<u32>,
         source: u32,
         sink: u32,
     ) -> Option<(Buf<Cost>, i64)> {
@@ -59,11 +57,6 @@ impl Network {
         {
             return None;
         }
-        // The capacities before the presets, to undo them, in the spare buffer: reusing it
-        // spares as many fresh pages.
-        let mut original = spare;
-        original.clear();
-        original.extend(self.arcs.iter().map(|a| a.cap.cast_unsigned()));
         for &(f, x) in presets {
             let rev = self.arcs[f as usize].rev as usize;
             self.arcs[f as usize].cap -= x;
@@ -107,35 +100,24 @@ impl Network {
                 if self.planted == Planted::GiveUpUndoingNothing {
                     return None;
                 }
-                // Undo the presets and every cancellation: back to zero flow.
-                for (arc, &cap) in self.arcs.iter_mut().zip(original.iter()) {
-                    arc.cap = cap.cast_signed();
+                // Undo the presets and every cancellation: back to zero flow. Both only move
+                // capacity between an arc and its reverse, so an edge's capacity is the sum of
+                // its arcs' residual capacities, and its backward arc's is 0 at zero flow.
+                for &r in &self.slot {
+                    let f = self.arcs[r as usize].rev as usize;
+                    self.arcs[f].cap += self.arcs[r as usize].cap;
+                    self.arcs[r as usize].cap = 0;
                 }
                 return None;
             }
-            for &u in &round {
-                let u = u as usize;
-                queued[u] = false;
-                let du = dist[u];
-                let arcs = start[u] as usize..start[u + 1] as usize;
-                work += arcs.len();
-                for s in arcs {
-                    let arc = &self.arcs[s];
-                    if arc.cap <= 0 {
-                        continue;
-                    }
-                    let v = arc.to as usize;
-                    let d = add(du, self.cost(s));
-                    if less(&d, &dist[v]) {
-                        dist[v] = d;
-                        parent[v] = s as u32;
-                        if !queued[v] {
-                            queued[v] = true;
-                            next_round.push(v as u32);
-                        }
-                    }
-                }
-            }
+            work += self.relax_round(
+                start,
+                &round,
+                &mut dist,
+                &mut parent,
+                &mut queued,
+                &mut next_round,
+            );
             std::mem::swap(&mut round, &mut next_round);
             next_round.clear();
             #[cfg(test)]
@@ -173,6 +155,47 @@ impl Network {
         Some((dist, value))
     }
 
+    /// One Bellman–Ford round: relaxes the residual arcs leaving the nodes of `round`, in
+    /// order, lowering `dist` (and recording the arc in `parent`) wherever an arc improves
+    /// it, and queues the improved nodes not queued yet into `next`. Returns the arcs scanned.
+    // Never inlined: inside `solve` the loop's state spilled to the stack.
+    #[inline(never)]
+    fn relax_round(
+        &self,
+        start: &[u32],
+        round: &[u32],
+        dist: &mut [Cost],
+        parent: &mut [u32],
+        queued: &mut [bool],
+        next: &mut Vec<u32>,
+    ) -> usize {
+        let mut work = 0;
+        for &u in round {
+            let u = u as usize;
+            queued[u] = false;
+            let du = dist[u];
+            let first = start[u] as usize;
+            let arcs = &self.arcs[first..start[u + 1] as usize];
+            work += arcs.len();
+            for (s, arc) in (first..).zip(arcs) {
+                if arc.cap <= 0 {
+                    continue;
+                }
+                let v = arc.to as usize;
+                let d = add(du, self.cost(arc));
+                if less(&d, &dist[v]) {
+                    dist[v] = d;
+                    parent[v] = s as u32;
+                    if !queued[v] {
+                        queued[v] = true;
+                        next.push(v as u32);
+                    }
+                }
+            }
+        }
+        work
+    }
+
     /// Pushes as much flow as possible around `cycle` (residual arc slots, each arc's head the
     /// next one's tail), one unit where a convex arc is on it, if every arc has room and the
     /// cycle's cost is negative; returns whether it did. The flow stays a flow of the same
@@ -186,7 +209,7 @@ impl Network {
                 return false;
             }
             push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
-            cost = add(cost, self.cost(s as usize));
+            cost = add(cost, self.cost(arc));
         }
         if cost >= ZERO {
             return false;
