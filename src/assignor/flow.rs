@@ -51,7 +51,10 @@
 //! edges reads memory sequentially. Dijkstra keeps one bucket of nodes per distinct tentative
 //! distance (costs are small, so a phase meets few of them) in an ordered map, and settles
 //! nodes reached over a zero reduced cost from a stack (they lie at the distance being
-//! settled, the smallest left).
+//! settled, the smallest left). Its arrays (arcs, starts, potentials, distances, queues, the
+//! warm start's) come from a per-thread pool (module `pool`) and go back to it, emptied, when the
+//! solve or the network is done: a solve reuses memory already faulted in rather than fresh
+//! pages, and reads only what it has written itself, so results never depend on earlier solves.
 //! From a cold start (no presets) the flow it finds is the one of the straightforward
 //! formulation kept in `flow_reference.rs` (tests only), edge for edge: potentials after a
 //! phase are pi + min(dist, dist(sink)), which does not depend on how Dijkstra breaks ties,
@@ -60,7 +63,12 @@
 
 use std::collections::BTreeMap;
 
+use pool::Buf;
+
 mod certify;
+mod pool;
+#[cfg(test)]
+mod tests;
 
 /// An edge capacity for `units`, or `None` beyond `i32` (the callers' networks then decline).
 pub(crate) fn capacity(units: u64) -> Option<i32> {
@@ -130,12 +138,13 @@ const REVERSE: u32 = 1 << 31;
 /// A flow network under construction, then solved in place.
 pub(crate) struct Network {
     nodes: usize,
-    added: Vec<Added>,
-    convex_base: Vec<i64>,
-    /// After [`Network::solve`]: edge id → slot.
-    slot: Vec<u32>,
+    added: Buf<Added>,
+    convex_base: Buf<i64>,
+    /// After [`Network::solve`]: edge id / 2 → the slot of the edge's backward arc, whose
+    /// residual capacity is the edge's flow.
+    slot: Buf<u32>,
     /// After [`Network::solve`]: the residual arcs.
-    arcs: Vec<Arc>,
+    arcs: Buf<Arc>,
     /// Tests only: a deliberately broken solver, to show that the tests catch one.
     #[cfg(test)]
     pub planted: Planted,
@@ -172,10 +181,10 @@ impl Network {
     pub fn new(nodes: usize) -> Network {
         Network {
             nodes,
-            added: Vec::new(),
-            convex_base: Vec::new(),
-            slot: Vec::new(),
-            arcs: Vec::new(),
+            added: Buf::largest(),
+            convex_base: Buf::default(),
+            slot: Buf::default(),
+            arcs: Buf::default(),
             #[cfg(test)]
             planted: Planted::None,
         }
@@ -240,12 +249,12 @@ impl Network {
     /// The flow on the edge `id` returned by [`Network::edge`], once solved.
     #[inline]
     pub fn flow(&self, id: usize) -> i32 {
-        self.arcs[self.slot[id ^ 1] as usize].cap
+        self.arcs[self.slot[id / 2] as usize].cap
     }
 
-    /// The current cost of the arc in slot `s`.
-    fn cost(&self, s: usize) -> Cost {
-        let arc = &self.arcs[s];
+    /// The current cost of `arc`, one of this network's arcs.
+    #[inline]
+    fn cost(&self, arc: &Arc) -> Cost {
         if arc.convex == NONE {
             let c = arc.cost;
             return [c[0].into(), c[1].into(), c[2].into(), c[3].into()];
@@ -264,80 +273,74 @@ impl Network {
 
     /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
     /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
-    /// every node's arcs, the proposed flows by slot, and a spare buffer of one `u32` per arc
-    /// (the warm start reuses it instead of allocating as much again).
-    fn lay_out(&mut self) -> (Vec<u32>, Vec<(u32, i32)>, Vec<u32>) {
+    /// every node's arcs and the proposed flows by slot of their forward arcs.
+    fn lay_out(&mut self) -> (Buf<u32>, Buf<(u32, i32)>) {
         let n = self.nodes;
         // Counted one place further up than the starts, so that the fill below, which moves
         // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
         // in place without a separate copy of them to fill from.
-        let mut start = vec![0u32; n + 2];
+        let mut start = Buf::filled(n + 2, 0u32);
+        let mut proposed = 0;
         for a in &self.added {
             start[a.from as usize + 2] += 1;
             start[a.to as usize + 2] += 1;
+            proposed += usize::from(a.preset != 0);
         }
         for i in 2..n + 2 {
             start[i] += start[i - 1];
         }
-        // Per edge end its slot, and per slot its edge end (2k the tail's, 2k+1 the head's):
-        // the arcs are then written once each, in slot order, without zeroing them first.
-        let added = &self.added;
-        let mut end = vec![0u32; 2 * added.len()];
-        let mut slot = vec![0u32; end.len()];
-        for (k, a) in added.iter().enumerate() {
-            for (e, node) in [(2 * k, a.from), (2 * k + 1, a.to)] {
-                let s = start[node as usize + 1];
-                start[node as usize + 1] += 1;
-                slot[e] = s;
-                end[s as usize] = e as u32;
+        // Both arcs of an edge are written as the edge is read, each into the next free slot
+        // of its tail: one sequential pass over the edges, without an index of ends by slot.
+        let added = std::mem::take(&mut self.added);
+        let blank = Arc {
+            to: 0,
+            rev: 0,
+            cap: 0,
+            convex: NONE,
+            cost: [0; 4],
+        };
+        let mut arcs = Buf::filled(2 * added.len(), blank);
+        let mut slot = Buf::with_capacity(added.len());
+        let mut presets = Buf::with_capacity(proposed);
+        for a in &added {
+            let f = start[a.from as usize + 1];
+            start[a.from as usize + 1] += 1;
+            let r = start[a.to as usize + 1];
+            start[a.to as usize + 1] += 1;
+            let c = a.cost;
+            arcs[f as usize] = Arc {
+                to: a.to,
+                rev: r,
+                cap: a.cap,
+                convex: a.convex,
+                cost: c,
+            };
+            arcs[r as usize] = Arc {
+                to: a.from,
+                rev: f,
+                cap: 0,
+                convex: if a.convex == NONE {
+                    NONE
+                } else {
+                    a.convex | REVERSE
+                },
+                cost: [-c[0], -c[1], -c[2], -c[3]],
+            };
+            slot.push(r);
+            if a.preset != 0 {
+                presets.push((f, a.preset));
             }
         }
         start.pop();
-        let presets = added
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.preset != 0)
-            .map(|(k, a)| (slot[2 * k], a.preset))
-            .collect();
-        let arcs: Vec<Arc> = end
-            .iter()
-            .map(|&e| {
-                let e = e as usize;
-                let a = &added[e / 2];
-                let c = a.cost;
-                if e & 1 == 0 {
-                    Arc {
-                        to: a.to,
-                        rev: slot[e + 1],
-                        cap: a.cap,
-                        convex: a.convex,
-                        cost: c,
-                    }
-                } else {
-                    Arc {
-                        to: a.from,
-                        rev: slot[e - 1],
-                        cap: 0,
-                        convex: if a.convex == NONE {
-                            NONE
-                        } else {
-                            a.convex | REVERSE
-                        },
-                        cost: [-c[0], -c[1], -c[2], -c[3]],
-                    }
-                }
-            })
-            .collect();
-        self.added = Vec::new();
         self.slot = slot;
         self.arcs = arcs;
-        (start, presets, end)
+        (start, presets)
     }
 
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let (start, presets, spare_u32) = self.lay_out();
+        let (start, presets) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
         // What the source can send at most: once that much flows, no augmenting path is
@@ -346,10 +349,10 @@ impl Network {
         let supply: i64 = arcs_of(source as usize)
             .map(|s| i64::from(self.arcs[s].cap.max(0)))
             .sum();
-        let warm = self.warm_start(&start, &presets, spare_u32, source, sink);
+        let warm = self.warm_start(&start, &presets, source, sink);
         let cold = warm.is_none();
-        let (mut pi, mut total) = warm.unwrap_or_else(|| (vec![ZERO; n], 0));
-        let mut reached = vec![false; n];
+        let (mut pi, mut total) = warm.unwrap_or_else(|| (Buf::filled(n, ZERO), 0));
+        let mut reached = Buf::filled(n, false);
         // Cold start: potentials are the shortest distances in the initial DAG (edges go up
         // in number).
         reached[source as usize] = true;
@@ -366,7 +369,7 @@ impl Network {
                     continue;
                 }
                 let v = arc.to as usize;
-                let d = add(pi[u], self.cost(s));
+                let d = add(pi[u], self.cost(&arc));
                 if !reached[v] || less(&d, &pi[v]) {
                     pi[v] = d;
                     reached[v] = true;
@@ -375,18 +378,18 @@ impl Network {
         }
 
         reached.fill(false);
-        let mut dist = vec![ZERO; n];
-        let mut done = vec![false; n];
-        let mut level = vec![0u32; n];
-        let mut it = vec![0u32; n];
+        let mut dist = Buf::filled(n, ZERO);
+        let mut done = Buf::filled(n, false);
+        let mut level = Buf::filled(n, 0u32);
+        let mut it = Buf::filled(n, 0u32);
         // The Dijkstra queue: one bucket of nodes per distinct tentative distance. Distances
         // take few distinct values in a phase (costs are small), so a bucket map is much
         // cheaper than a heap of (distance, node) entries.
         let mut heap: BTreeMap<Cost, Vec<u32>> = BTreeMap::new();
         let mut spare: Vec<Vec<u32>> = Vec::new();
-        let mut queue = Vec::new();
-        let mut touched: Vec<u32> = Vec::new();
-        let mut stack: Vec<u32> = Vec::new();
+        let mut queue = Buf::<u32>::with_capacity(n);
+        let mut touched = Buf::<u32>::with_capacity(n);
+        let mut stack = Buf::<u32>::with_capacity(0);
         let mut path: Vec<usize> = Vec::new();
         while total < supply {
             // Dijkstra on reduced costs, stopped once the sink is settled.
@@ -436,7 +439,7 @@ impl Network {
                         if done[v] {
                             continue;
                         }
-                        let nd = sub(add(base, self.cost(s)), pi[v]);
+                        let nd = sub(add(base, self.cost(arc)), pi[v]);
                         if !reached[v] || less(&nd, &dist[v]) {
                             if !reached[v] {
                                 reached[v] = true;
@@ -484,7 +487,7 @@ impl Network {
                     for s in arcs_of(u) {
                         let arc = &self.arcs[s];
                         let v = arc.to as usize;
-                        if arc.cap > 0 && level[v] == u32::MAX && add(self.cost(s), pu) == pi[v] {
+                        if arc.cap > 0 && level[v] == u32::MAX && add(self.cost(arc), pu) == pi[v] {
                             level[v] = level[u] + 1;
                             queue.push(v as u32);
                             if v == sink as usize {
@@ -525,7 +528,7 @@ impl Network {
                         let v = arc.to as usize;
                         if arc.cap > 0
                             && level[v] == level[u] + 1
-                            && add(self.cost(s), pi[u]) == pi[v]
+                            && add(self.cost(arc), pi[u]) == pi[v]
                         {
                             path.push(s);
                             u = v;

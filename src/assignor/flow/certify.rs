@@ -2,6 +2,7 @@
 //! of the proposed flow, cancelling the negative cycles it meets (the argument is in the
 //! parent module's docs).
 
+use super::pool::Buf;
 use super::{Arc, Cost, NONE, Network, ZERO, add, less};
 #[cfg(test)]
 use super::{CANCELLED, CERTIFIED, Planted};
@@ -26,21 +27,19 @@ impl Network {
     /// returns potentials under which every residual arc has a non-negative reduced cost,
     /// with the flow's value; or `None`, with the arcs left as they were, if the presets are
     /// not a flow or no such potentials were found within the limits of the module docs.
-    /// `spare` is a buffer of any content, reused for the arcs' capacities before the presets.
     pub(super) fn warm_start(
         &mut self,
         start: &[u32],
         presets: &[(u32, i32)],
-        spare: Vec<u32>,
         source: u32,
         sink: u32,
-    ) -> Option<(Vec<Cost>, i64)> {
+    ) -> Option<(Buf<Cost>, i64)> {
         if presets.is_empty() {
             return None;
         }
         let n = self.nodes;
         // A flow: within capacity, conserved everywhere but at the source and the sink.
-        let mut balance = vec![0i64; n];
+        let mut balance = Buf::filled(n, 0i64);
         for &(f, x) in presets {
             let arc = self.arcs[f as usize];
             if x < 0 || x > arc.cap {
@@ -58,11 +57,6 @@ impl Network {
         {
             return None;
         }
-        // The capacities before the presets, to undo them, in the spare buffer: reusing it
-        // spares as many fresh pages.
-        let mut original = spare;
-        original.clear();
-        original.extend(self.arcs.iter().map(|a| a.cap.cast_unsigned()));
         for &(f, x) in presets {
             let rev = self.arcs[f as usize].rev as usize;
             self.arcs[f as usize].cap -= x;
@@ -74,9 +68,9 @@ impl Network {
         // cycle: when the flow is of minimum cost for its value. A cycle in the graph of the
         // last improving arcs is a negative residual cycle; it is cancelled (the flow stays a
         // flow of the same value, of a strictly lower cost) and the search goes on.
-        let mut dist = vec![ZERO; n];
-        let mut queued = vec![true; n];
-        let mut parent = vec![NONE; n];
+        let mut dist = Buf::filled(n, ZERO);
+        let mut queued = Buf::filled(n, true);
+        let mut parent = Buf::filled(n, NONE);
         let mut walk = Walk::new(n);
         // The first round scans the nodes in descending order: the most negative distances
         // start at the sink (the reverses of the loaded convex arcs) and run back through
@@ -84,8 +78,9 @@ impl Network {
         // order passes them on within the round. (In ascending order nearly every node was
         // scanned once more: 1.3× the arcs on an overlapping leave, 1.4× on a full
         // assignment.)
-        let mut round: Vec<u32> = (0..n as u32).rev().collect();
-        let mut next_round: Vec<u32> = Vec::new();
+        let mut round = Buf::<u32>::with_capacity(n);
+        round.extend((0..n as u32).rev());
+        let mut next_round = Buf::<u32>::with_capacity(n);
         let mut rounds = 0;
         let mut cancelled = 0;
         let mut work = 0usize;
@@ -105,35 +100,24 @@ impl Network {
                 if self.planted == Planted::GiveUpUndoingNothing {
                     return None;
                 }
-                // Undo the presets and every cancellation: back to zero flow.
-                for (arc, cap) in self.arcs.iter_mut().zip(original) {
-                    arc.cap = cap.cast_signed();
+                // Undo the presets and every cancellation: back to zero flow. Both only move
+                // capacity between an arc and its reverse, so an edge's capacity is the sum of
+                // its arcs' residual capacities, and its backward arc's is 0 at zero flow.
+                for &r in &self.slot {
+                    let f = self.arcs[r as usize].rev as usize;
+                    self.arcs[f].cap += self.arcs[r as usize].cap;
+                    self.arcs[r as usize].cap = 0;
                 }
                 return None;
             }
-            for &u in &round {
-                let u = u as usize;
-                queued[u] = false;
-                let du = dist[u];
-                let arcs = start[u] as usize..start[u + 1] as usize;
-                work += arcs.len();
-                for s in arcs {
-                    let arc = &self.arcs[s];
-                    if arc.cap <= 0 {
-                        continue;
-                    }
-                    let v = arc.to as usize;
-                    let d = add(du, self.cost(s));
-                    if less(&d, &dist[v]) {
-                        dist[v] = d;
-                        parent[v] = s as u32;
-                        if !queued[v] {
-                            queued[v] = true;
-                            next_round.push(v as u32);
-                        }
-                    }
-                }
-            }
+            work += self.relax_round(
+                start,
+                &round,
+                &mut dist,
+                &mut parent,
+                &mut queued,
+                &mut next_round,
+            );
             std::mem::swap(&mut round, &mut next_round);
             next_round.clear();
             #[cfg(test)]
@@ -171,6 +155,47 @@ impl Network {
         Some((dist, value))
     }
 
+    /// One Bellman–Ford round: relaxes the residual arcs leaving the nodes of `round`, in
+    /// order, lowering `dist` (and recording the arc in `parent`) wherever an arc improves
+    /// it, and queues the improved nodes not queued yet into `next`. Returns the arcs scanned.
+    // Never inlined: inside `solve` the loop's state spilled to the stack.
+    #[inline(never)]
+    fn relax_round(
+        &self,
+        start: &[u32],
+        round: &[u32],
+        dist: &mut [Cost],
+        parent: &mut [u32],
+        queued: &mut [bool],
+        next: &mut Vec<u32>,
+    ) -> usize {
+        let mut work = 0;
+        for &u in round {
+            let u = u as usize;
+            queued[u] = false;
+            let du = dist[u];
+            let first = start[u] as usize;
+            let arcs = &self.arcs[first..start[u + 1] as usize];
+            work += arcs.len();
+            for (s, arc) in (first..).zip(arcs) {
+                if arc.cap <= 0 {
+                    continue;
+                }
+                let v = arc.to as usize;
+                let d = add(du, self.cost(arc));
+                if less(&d, &dist[v]) {
+                    dist[v] = d;
+                    parent[v] = s as u32;
+                    if !queued[v] {
+                        queued[v] = true;
+                        next.push(v as u32);
+                    }
+                }
+            }
+        }
+        work
+    }
+
     /// Pushes as much flow as possible around `cycle` (residual arc slots, each arc's head the
     /// next one's tail), one unit where a convex arc is on it, if every arc has room and the
     /// cycle's cost is negative; returns whether it did. The flow stays a flow of the same
@@ -184,7 +209,7 @@ impl Network {
                 return false;
             }
             push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
-            cost = add(cost, self.cost(s as usize));
+            cost = add(cost, self.cost(arc));
         }
         if cost >= ZERO {
             return false;
@@ -208,7 +233,7 @@ impl Network {
 /// Cycle detection in the graph of the arcs that last improved each node's distance.
 struct Walk {
     /// The walk that last visited each node.
-    stamp: Vec<u32>,
+    stamp: Buf<u32>,
     /// The last walk's number.
     last: u32,
 }
@@ -216,7 +241,7 @@ struct Walk {
 impl Walk {
     fn new(n: usize) -> Walk {
         Walk {
-            stamp: vec![0; n],
+            stamp: Buf::filled(n, 0),
             last: 0,
         }
     }

@@ -1,0 +1,199 @@
+//! The solver's buffers, kept across solves on each thread so that a solve reuses memory
+//! already faulted in instead of fresh pages from the allocator.
+//!
+//! A [`Buf`] is a `Vec` taken from this thread's pool and given back, emptied, when dropped.
+//! Nothing leaks between solves: a buffer is always handed out empty (length 0), so safe code
+//! can read only the elements written since ([`Buf::filled`] writes every element it
+//! returns); only its capacity, and so the speed, depends on earlier solves.
+//!
+//! Retention rule: a thread keeps at most [`SHELF_LEN`] buffers per element type and at most
+//! [`POOL_BYTES`] bytes of capacity in all; a buffer given back beyond that (so any buffer
+//! larger than [`POOL_BYTES`], such as one of a huge group's network) is freed. A shelf that
+//! is full makes room by freeing its smallest buffer for a larger one.
+
+use std::cell::RefCell;
+use std::ops::{Deref, DerefMut};
+
+use super::{Added, Arc, Cost};
+
+/// The most buffers of one element type a thread keeps (a solve holds about a dozen of `u32`).
+pub(super) const SHELF_LEN: usize = 16;
+
+/// The most bytes of capacity a thread keeps in all.
+pub(super) const POOL_BYTES: usize = 32 << 20;
+
+/// This thread's spare buffers, by element type.
+#[derive(Default)]
+pub(super) struct Pool {
+    bytes: usize,
+    u32s: Vec<Vec<u32>>,
+    i64s: Vec<Vec<i64>>,
+    bools: Vec<Vec<bool>>,
+    costs: Vec<Vec<Cost>>,
+    arcs: Vec<Vec<Arc>>,
+    added: Vec<Vec<Added>>,
+    presets: Vec<Vec<(u32, i32)>>,
+}
+
+thread_local! {
+    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only, a planted fault: buffers go back to the pool with their contents.
+    pub(crate) static KEEP_CONTENTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// An element type the pool keeps buffers of.
+pub(super) trait Shelved: Sized {
+    fn shelf(pool: &mut Pool) -> &mut Vec<Vec<Self>>;
+}
+
+macro_rules! shelved {
+    ($($t:ty => $field:ident),* $(,)?) => {$(
+        impl Shelved for $t {
+            fn shelf(pool: &mut Pool) -> &mut Vec<Vec<Self>> {
+                &mut pool.$field
+            }
+        }
+    )*};
+}
+
+shelved!(
+    u32 => u32s,
+    i64 => i64s,
+    bool => bools,
+    Cost => costs,
+    Arc => arcs,
+    Added => added,
+    (u32, i32) => presets,
+);
+
+fn bytes_of<T>(v: &Vec<T>) -> usize {
+    v.capacity() * size_of::<T>()
+}
+
+/// A buffer taken from this thread's pool: the smallest kept one of at least `len` elements'
+/// capacity, or else the largest (grown as it fills); always empty.
+fn take<T: Shelved>(len: usize) -> Vec<T> {
+    POOL.try_with(|pool| {
+        let pool = &mut *pool.borrow_mut();
+        let shelf = T::shelf(pool);
+        let fits = |v: &&Vec<T>| v.capacity() >= len;
+        let pick = shelf
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| fits(v))
+            .min_by_key(|(_, v)| v.capacity())
+            .or_else(|| shelf.iter().enumerate().max_by_key(|(_, v)| v.capacity()))
+            .map(|(i, _)| i)?;
+        let v = shelf.swap_remove(pick);
+        pool.bytes -= bytes_of(&v);
+        Some(v)
+    })
+    .ok()
+    .flatten()
+    .unwrap_or_default()
+}
+
+/// Gives `v` back to this thread's pool, emptied, or frees it (the module's retention rule).
+fn give<T: Shelved>(mut v: Vec<T>) {
+    #[cfg(test)]
+    let keep = KEEP_CONTENTS.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let keep = false;
+    if !keep {
+        v.clear();
+    }
+    let bytes = bytes_of(&v);
+    if bytes == 0 {
+        return;
+    }
+    // Fails only while the thread is being torn down: the buffer is then freed.
+    let _ = POOL.try_with(|pool| {
+        let pool = &mut *pool.borrow_mut();
+        let mut kept = pool.bytes;
+        let shelf = T::shelf(pool);
+        if shelf.len() == SHELF_LEN {
+            let (i, smallest) = shelf
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, v)| v.capacity())
+                .map(|(i, s)| (i, bytes_of(s)))
+                .unwrap_or((0, 0));
+            if smallest >= bytes {
+                return;
+            }
+            kept -= smallest;
+            shelf.swap_remove(i);
+        }
+        if kept + bytes > POOL_BYTES {
+            pool.bytes = kept;
+            return;
+        }
+        shelf.push(v);
+        pool.bytes = kept + bytes;
+    });
+}
+
+/// A `Vec` from this thread's pool, given back to it when dropped (see the module docs).
+pub(super) struct Buf<T: Shelved>(Vec<T>);
+
+impl<T: Shelved> Buf<T> {
+    /// An empty buffer, with room for `len` elements.
+    pub(super) fn with_capacity(len: usize) -> Buf<T> {
+        let mut v = take(len);
+        v.reserve(len);
+        Buf(v)
+    }
+}
+
+impl<T: Shelved> Buf<T> {
+    /// An empty buffer: the largest this thread keeps, for a length not known yet.
+    pub(super) fn largest() -> Buf<T> {
+        Buf(take(usize::MAX))
+    }
+}
+
+impl<T: Shelved + Clone> Buf<T> {
+    /// `len` copies of `value` (every element written).
+    pub(super) fn filled(len: usize, value: T) -> Buf<T> {
+        let mut v = take(len);
+        v.resize(len, value);
+        Buf(v)
+    }
+}
+
+impl<T: Shelved> Default for Buf<T> {
+    fn default() -> Buf<T> {
+        Buf(Vec::new())
+    }
+}
+
+impl<T: Shelved> Deref for Buf<T> {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
+        &self.0
+    }
+}
+
+impl<T: Shelved> DerefMut for Buf<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.0
+    }
+}
+
+impl<T: Shelved> Drop for Buf<T> {
+    fn drop(&mut self) {
+        give(std::mem::take(&mut self.0));
+    }
+}
+
+impl<'a, T: Shelved> IntoIterator for &'a Buf<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> std::slice::Iter<'a, T> {
+        self.0.iter()
+    }
+}
