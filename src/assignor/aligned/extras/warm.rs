@@ -51,7 +51,7 @@
 //! while some member has excess, a sort of its candidates and one pass over the members per
 //! candidate. A chain, only for a unit that fits nowhere, scans the members of the unit's
 //! racks and, for the first with nothing of its topic, its kept claims against the members
-//! with room (one pass over the keep edges first lists the claims kept).
+//! with room (two passes over the keep edges first list each member's claims kept).
 
 use super::super::super::flow::Network;
 use super::{Plan, TopicEdges};
@@ -273,13 +273,12 @@ pub(super) fn propose(
         }
     }
     if !short.is_empty() {
-        let mut chains = Chains {
+        let chains = Chains {
             plans,
             edges,
             member_edges,
             sinks,
             member_bit,
-            kept: Vec::new(),
         };
         chains.place(net, &mut room, &short);
     }

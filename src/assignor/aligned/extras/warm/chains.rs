@@ -17,52 +17,51 @@ pub(super) struct Chains<'a, 'b> {
     pub(super) member_edges: &'a [usize],
     pub(super) sinks: &'a SinkEdges,
     pub(super) member_bit: &'a [u64],
-    /// (member, plan, group, keep edge) of every claim kept, ascending; the edge is
-    /// `usize::MAX` once given up.
-    pub(super) kept: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Chains<'_, '_> {
     /// Places what it can of `short`'s (plan, group, units) by chains of two.
-    pub(super) fn place(
-        &mut self,
-        net: &mut Network,
-        room: &mut Room,
-        short: &[(usize, usize, u64)],
-    ) {
+    pub(super) fn place(&self, net: &mut Network, room: &mut Room, short: &[(usize, usize, u64)]) {
         #[cfg(test)]
         if super::tally::chains_planted() {
             return;
         }
-        for (j, (plan, e)) in self.plans.iter().zip(self.edges).enumerate() {
-            for &(lm, mask, id) in e.keep {
-                if net.preset_on(id) > 0 {
-                    let g = match mask {
-                        0 => plan.groups.len(),
-                        _ => match plan.groups.binary_search_by_key(&mask, |g| g.0) {
-                            Ok(g) => g,
-                            Err(_) => continue,
-                        },
-                    };
-                    self.kept.push((lm as usize, j, g, id));
-                }
-            }
-        }
-        self.kept.sort_unstable();
         let n = self.member_bit.len();
         // Members with room, ids ascending; a member is dropped once full.
         let mut open: Vec<usize> = (0..n).filter(|&b| room.has(self.sinks, b)).collect();
+        // Each member's claims kept, (plan, keep edge, mask) plans ascending, member after
+        // member from `starts[m]`: a counting sort of the keep edges with a unit.
+        let mut starts = vec![0usize; n + 1];
+        for e in self.edges {
+            for k in e.keep.iter().filter(|k| net.preset_on(k.2) > 0) {
+                starts[k.0 as usize + 1] += 1;
+            }
+        }
+        for m in 0..n {
+            starts[m + 1] += starts[m];
+        }
+        let mut claims = vec![(0usize, 0usize, 0u64); starts[n]];
+        let mut next = starts.clone();
+        for (j, e) in self.edges.iter().enumerate() {
+            for k in e.keep.iter().filter(|k| net.preset_on(k.2) > 0) {
+                claims[next[k.0 as usize]] = (j, k.2, k.1);
+                next[k.0 as usize] += 1;
+            }
+        }
+        let claims = Claims { starts, claims };
         for &(i, g, units) in short {
             let mask = self.mask(i, g);
             for _ in 0..units {
                 if open.is_empty() {
                     return;
                 }
-                let Some((a, at, b)) = self.find(net, i, mask, &open) else {
+                let Some((a, j, keep, b)) = self.find(net, &claims, i, mask, &open) else {
                     break;
                 };
-                let (_, j, gj, keep) = self.kept[at];
-                self.kept[at].3 = usize::MAX;
+                let Some(gj) = self.group(j, keep.1) else {
+                    break;
+                };
+                let keep = keep.0;
                 let (ei, ej) = (&self.edges[i], &self.edges[j]);
                 let rack = |x: usize| self.member_bit[x].trailing_zeros() as usize;
                 let (Some(from_source), Some(into_a), Some(into_b)) = (
@@ -91,6 +90,15 @@ impl Chains<'_, '_> {
         }
     }
 
+    /// The group of plan `j` with `mask` (the free node's index for 0).
+    fn group(&self, j: usize, mask: u64) -> Option<usize> {
+        let groups = self.plans[j].groups;
+        match mask {
+            0 => Some(groups.len()),
+            _ => groups.binary_search_by_key(&mask, |g| g.0).ok(),
+        }
+    }
+
     /// The mask of group `g` of plan `i` (0 for the free node).
     fn mask(&self, i: usize, g: usize) -> u64 {
         self.plans[i].groups.get(g).map_or(0, |x| x.0)
@@ -106,28 +114,23 @@ impl Chains<'_, '_> {
             && net.preset_on(self.member_edges[self.edges[i].member_at + m]) == 0
     }
 
-    /// The first chain for a unit of plan `i` and `mask`: (A, A's kept claim's index in
-    /// `kept`, B), A and B by id, A's claims by plan.
+    /// The first chain for a unit of plan `i` and `mask`: (A, the plan j of the claim A
+    /// gives up, (its keep edge, its mask), B); A and B by id, j ascending.
     fn find(
         &self,
         net: &Network,
+        claims: &Claims,
         i: usize,
         mask: u64,
         open: &[usize],
-    ) -> Option<(usize, usize, usize)> {
+    ) -> Option<(usize, usize, (usize, u64), usize)> {
         for (a, &bit) in self.member_bit.iter().enumerate() {
             if bit == 0 || (mask != 0 && mask & bit == 0) || !self.idle(net, i, a) {
                 continue;
             }
-            let from = self.kept.partition_point(|x| x.0 < a);
-            for (at, &(_, j, gj, keep)) in self.kept.iter().enumerate().skip(from) {
-                if self.kept[at].0 != a {
-                    break;
-                }
-                if keep == usize::MAX {
-                    continue;
-                }
-                let mj = self.mask(j, gj);
+            let own = &claims.claims[claims.starts[a]..claims.starts[a + 1]];
+            // A claim given up by an earlier chain has no unit left.
+            for &(j, keep, mj) in own.iter().filter(|c| net.preset_on(c.1) > 0) {
                 let found = open.iter().copied().find(|&b| {
                     b != a
                         && self.member_bit[b] != 0
@@ -135,12 +138,20 @@ impl Chains<'_, '_> {
                         && self.idle(net, j, b)
                 });
                 if let Some(b) = found {
-                    return Some((a, at, b));
+                    return Some((a, j, (keep, mj), b));
                 }
             }
         }
         None
     }
+}
+
+/// Each member's claims kept in the proposal before the chains.
+struct Claims {
+    /// Where each member's claims start in `claims` (and, at m + 1, end).
+    starts: Vec<usize>,
+    /// (plan, keep edge, mask) of each claim kept, member after member, plans ascending.
+    claims: Vec<(usize, usize, u64)>,
 }
 
 /// The edge from group `g` to rack `r` of a topic's `e`.
