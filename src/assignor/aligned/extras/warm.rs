@@ -94,6 +94,9 @@ impl Room {
 
     /// Routes one more unit from member `lm` to the sink if it has room (its q places, then
     /// its place above q while Z has room).
+    // Inlined as before the chains called it too: a call per unit cost 0.3% on the racked
+    // bucket join of 1,000 topics.
+    #[inline(always)]
     fn take(&mut self, net: &mut Network, sinks: &SinkEdges, lm: usize) -> bool {
         #[cfg(test)]
         if tally::planted() {
