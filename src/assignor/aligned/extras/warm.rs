@@ -21,9 +21,11 @@
 //! ([`Chains`]): a member of a rack of the unit's mask with nothing of its topic takes it and
 //! gives up a claim it kept in another topic to a member with room there. On the benchmark's
 //! racked leave of 1,000 topics the 50 partitions of the member that left all have mask
-//! {r0, r1}, whose members have 38 places left: 12 of them must give up a claim (of a mask
-//! with r2) to the members of r2, which have exactly 12 places; without the chains those 12
-//! units were left to the solver's phases. Units no chain places are left to the solver.
+//! {r0, r1}, and the members of r0 and r1 with room have too few places, or already a unit
+//! of the topic: the rest go by members of those racks giving up claims of masks with r2 to
+//! members of r2. Without the chains those units were left to the solver's phases; with
+//! them the proposal carries every unit and is certified with no cycle to cancel. Units no
+//! chain places are left to the solver.
 //!
 //! # Why it certifies
 //!

@@ -8,9 +8,8 @@ use super::{Room, SinkEdges};
 /// Units that fit nowhere after the rotation, placed by chains of two: a member A of a
 /// rack of the unit's mask that has nothing of its topic yet takes it and gives up a claim
 /// it kept in another topic j, which a member B with room, in a rack of the claim's mask and
-/// with nothing of j, takes instead. A's load stays, B's grows by one: on the benchmark's
-/// racked leave of 1,000 topics, the members of the racks of the lost member's partitions
-/// are full, and exactly as many of them must give up a claim as they lack places.
+/// with nothing of j, takes instead. A's load stays, B's grows by one (see the parent's
+/// docs for the benchmark's racked leave, where these are needed).
 pub(super) struct Chains<'a, 'b> {
     pub(super) plans: &'a [Plan<'b>],
     pub(super) edges: &'a [TopicEdges<'b>],
