@@ -83,7 +83,8 @@
 //! The solver's minimum-cost flow on the network built in topic-name, mask, rack and member-id
 //! order (deterministic, see [`super::super::flow`]); where every topic is open, the one it
 //! reaches from the warm start of [`warm`] (every claim kept but a member's excess, given up
-//! where another member can take it, the rest placed in rotation),
+//! where another member can take it, the rest placed in rotation, then by chains of two where
+//! no member with room can take a unit),
 //! which it certifies before carrying what is left. That start changes which optimum is
 //! found among flows of equal cost (objectives 1–5 are the flow's, unchanged), and is itself
 //! a function of the network. Keep-first topics are dealt by the

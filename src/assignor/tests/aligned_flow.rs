@@ -283,6 +283,52 @@ fn the_rack_flow_proposal_gives_up_claims_for_the_joiner() {
     assert!(with_drops >= without + 10, "{with_drops} {without}");
 }
 
+/// Benchmark-like leaves with many small topics (every topic open): the partitions the
+/// member that left held have no keepable claim, and where the members of their racks are
+/// full the proposal places them by chains of two (such a member takes one and gives up a
+/// claim of another topic to a member with room), so that it carries every unit. The planted
+/// fault (no chain: those units are left to the solver) leaves units on many of them, which
+/// the count of proposals of full value catches; results stay those of the flow either way.
+#[test]
+fn the_rack_flow_proposal_places_a_leavers_partitions_by_chains() {
+    let mut full = [0usize; 2];
+    for (planted, full) in [false, true].into_iter().zip(&mut full) {
+        aligned::extras_warm_tally::plant_chains(planted);
+        let mut rng = Rng(73);
+        let [proposed_before, _, full_before] = warm_starts();
+        for case in 0..120 {
+            let spec = open_leave(&mut rng);
+            let fast = UniformV2.assign(&spec).unwrap();
+            let flow = assign_with(&spec, false).unwrap();
+            let got = score(&spec, &fast);
+            assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
+            assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
+        }
+        aligned::extras_warm_tally::plant_chains(false);
+        let [proposed, _, full_now] = warm_starts();
+        *full = full_now - full_before;
+        println!(
+            "planted {planted}: proposed {}, of full value {full}",
+            proposed - proposed_before
+        );
+        assert!(proposed - proposed_before >= 20, "{proposed}");
+    }
+    let [with_chains, without] = full;
+    assert!(with_chains >= without + 10, "{with_chains} {without}");
+}
+
+/// A racked homogeneous leave where every topic is open: 6 to 20 members on racks a, b, c
+/// before one left, 20 to 60 topics of fewer partitions than members (see [`bench_like`]).
+fn open_leave(rng: &mut Rng) -> GroupSpec {
+    loop {
+        let spec = bench_like(rng, 20, 60, 1, false);
+        let n = spec.members.len() as i64;
+        if spec.topics.len() >= 20 && spec.topics.iter().all(|t| t.partitions < n) {
+            return spec;
+        }
+    }
+}
+
 /// A racked homogeneous join where every topic is open: 6 to 20 members on racks a, b, c,
 /// 20 to 60 topics of fewer partitions than members (see [`bench_like`]).
 fn open_join(rng: &mut Rng) -> GroupSpec {
