@@ -24,7 +24,7 @@ mod overlap_floors;
 mod overlap_racked;
 mod quick;
 mod settled;
-mod warm;
+pub(super) mod warm;
 
 pub(crate) use oracle::Rng;
 use oracle::{brute_force, feed_back, medium_spec, permuted, random_spec, score};

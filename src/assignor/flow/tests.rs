@@ -1,10 +1,11 @@
 //! The pool of buffers ([`pool`](super::pool)): a solve on a thread that has solved larger
 //! networks before, whose buffers it reuses, finds the same flow as on a fresh thread.
 
-use super::Network;
+use super::Planted;
 use super::pool::KEEP_CONTENTS;
 use crate::assignor::flow_reference;
 use crate::assignor::flow_reference::tests::Spec;
+use crate::assignor::tests::warm::{reference, solve_with};
 
 /// A random network in the assignor's shape with layers of 1 to `widest` nodes.
 fn network(seed: &mut u64, widest: u64) -> (usize, Vec<Spec>) {
@@ -20,39 +21,10 @@ fn network(seed: &mut u64, widest: u64) -> (usize, Vec<Spec>) {
     )
 }
 
-/// The reference solver's flow on `edges` (value, per-edge flows).
-fn reference(nodes: usize, edges: &[Spec]) -> (i64, Vec<i32>) {
-    let mut net = flow_reference::Network::new(nodes);
-    let ids: Vec<usize> = edges
-        .iter()
-        .map(|&(u, v, cap, c, convex)| match convex {
-            None => net.edge(u, v, cap, c),
-            Some(b) => net.convex_edge(u, v, cap, b),
-        })
-        .collect();
-    let value = net.solve(0, nodes as u32 - 1);
-    (value, ids.iter().map(|&id| net.flow(id)).collect())
-}
-
 /// The solver's flow on `edges` with `presets` proposed (value, per-edge flows), or `None`
 /// if it panicked.
 fn solve(nodes: usize, edges: &[Spec], presets: &[i32]) -> Option<(i64, Vec<i32>)> {
-    std::panic::catch_unwind(|| {
-        let mut net = Network::new(nodes);
-        let ids: Vec<usize> = edges
-            .iter()
-            .map(|&(u, v, cap, c, convex)| match convex {
-                None => net.edge(u, v, cap, c),
-                Some(b) => net.convex_edge(u, v, cap, b),
-            })
-            .collect();
-        for (&id, &x) in ids.iter().zip(presets) {
-            net.preset(id, x);
-        }
-        let value = net.solve(0, nodes as u32 - 1);
-        (value, ids.iter().map(|&id| net.flow(id)).collect())
-    })
-    .ok()
+    std::panic::catch_unwind(|| solve_with(nodes, edges, presets, Planted::None)).ok()
 }
 
 /// On one thread, alternately a large network and a small one, each solved cold and warm

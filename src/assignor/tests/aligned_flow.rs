@@ -248,6 +248,39 @@ fn the_warm_start_of_the_rack_flow_is_certified() {
     }
 }
 
+/// Proposals of full value on 120 groups of `generate` (seeded `seed`), with the proposal's
+/// step switched on by `plant(false)` and off by `plant(true)`: [with the step, without].
+/// Results must equal the flow's either way, and at least 20 proposals must be made.
+fn full_value_proposals(
+    plant: fn(bool),
+    generate: fn(&mut Rng) -> GroupSpec,
+    seed: u64,
+) -> [usize; 2] {
+    let mut full = [0usize; 2];
+    for (planted, full) in [false, true].into_iter().zip(&mut full) {
+        plant(planted);
+        let mut rng = Rng(seed);
+        let [proposed_before, _, full_before] = warm_starts();
+        for case in 0..120 {
+            let spec = generate(&mut rng);
+            let fast = UniformV2.assign(&spec).unwrap();
+            let flow = assign_with(&spec, false).unwrap();
+            let got = score(&spec, &fast);
+            assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
+            assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
+        }
+        plant(false);
+        let [proposed, _, full_now] = warm_starts();
+        *full = full_now - full_before;
+        println!(
+            "planted {planted}: proposed {}, of full value {full}",
+            proposed - proposed_before
+        );
+        assert!(proposed - proposed_before >= 20, "{proposed}");
+    }
+    full
+}
+
 /// Benchmark-like joins with many small topics (every topic open, each old member holding
 /// more of them than it can keep): the proposal gives up the old members' excess claims
 /// where the joiner (or a member of its racks) can take them, so that it carries every unit
@@ -257,29 +290,8 @@ fn the_warm_start_of_the_rack_flow_is_certified() {
 /// the flow either way.
 #[test]
 fn the_rack_flow_proposal_gives_up_claims_for_the_joiner() {
-    let mut full = [0usize; 2];
-    for (planted, full) in [false, true].into_iter().zip(&mut full) {
-        aligned::extras_warm_tally::plant_drops(planted);
-        let mut rng = Rng(71);
-        let [proposed_before, _, full_before] = warm_starts();
-        for case in 0..120 {
-            let spec = open_join(&mut rng);
-            let fast = UniformV2.assign(&spec).unwrap();
-            let flow = assign_with(&spec, false).unwrap();
-            let got = score(&spec, &fast);
-            assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
-            assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
-        }
-        aligned::extras_warm_tally::plant_drops(false);
-        let [proposed, _, full_now] = warm_starts();
-        *full = full_now - full_before;
-        println!(
-            "planted {planted}: proposed {}, of full value {full}",
-            proposed - proposed_before
-        );
-        assert!(proposed - proposed_before >= 20, "{proposed}");
-    }
-    let [with_drops, without] = full;
+    let [with_drops, without] =
+        full_value_proposals(aligned::extras_warm_tally::plant_drops, open_join, 71);
     assert!(with_drops >= without + 10, "{with_drops} {without}");
 }
 
@@ -291,29 +303,8 @@ fn the_rack_flow_proposal_gives_up_claims_for_the_joiner() {
 /// the count of proposals of full value catches; results stay those of the flow either way.
 #[test]
 fn the_rack_flow_proposal_places_a_leavers_partitions_by_chains() {
-    let mut full = [0usize; 2];
-    for (planted, full) in [false, true].into_iter().zip(&mut full) {
-        aligned::extras_warm_tally::plant_chains(planted);
-        let mut rng = Rng(73);
-        let [proposed_before, _, full_before] = warm_starts();
-        for case in 0..120 {
-            let spec = open_leave(&mut rng);
-            let fast = UniformV2.assign(&spec).unwrap();
-            let flow = assign_with(&spec, false).unwrap();
-            let got = score(&spec, &fast);
-            assert!(got.is_some(), "case {case}: invalid {}", spec.to_json());
-            assert_eq!(got, score(&spec, &flow), "case {case}: {}", spec.to_json());
-        }
-        aligned::extras_warm_tally::plant_chains(false);
-        let [proposed, _, full_now] = warm_starts();
-        *full = full_now - full_before;
-        println!(
-            "planted {planted}: proposed {}, of full value {full}",
-            proposed - proposed_before
-        );
-        assert!(proposed - proposed_before >= 20, "{proposed}");
-    }
-    let [with_chains, without] = full;
+    let [with_chains, without] =
+        full_value_proposals(aligned::extras_warm_tally::plant_chains, open_leave, 73);
     assert!(with_chains >= without + 10, "{with_chains} {without}");
 }
 

@@ -19,7 +19,7 @@ fn random_network(rng: &mut Rng) -> (usize, Vec<Edge>) {
 }
 
 /// The reference solver's flow on `edges` (value, per-edge flows).
-fn reference(nodes: usize, edges: &[Edge]) -> (i64, Vec<i32>) {
+pub(crate) fn reference(nodes: usize, edges: &[Edge]) -> (i64, Vec<i32>) {
     let mut net = flow_reference::Network::new(nodes);
     let ids: Vec<usize> = edges
         .iter()
@@ -33,7 +33,12 @@ fn reference(nodes: usize, edges: &[Edge]) -> (i64, Vec<i32>) {
 }
 
 /// The optimised solver on `edges` with `presets` proposed (value, per-edge flows).
-fn solve_with(nodes: usize, edges: &[Edge], presets: &[i32], planted: Planted) -> (i64, Vec<i32>) {
+pub(crate) fn solve_with(
+    nodes: usize,
+    edges: &[Edge],
+    presets: &[i32],
+    planted: Planted,
+) -> (i64, Vec<i32>) {
     let mut net = Network::new(nodes);
     net.planted = planted;
     let ids: Vec<usize> = edges
