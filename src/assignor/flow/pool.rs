@@ -147,9 +147,7 @@ impl<T: Shelved> Buf<T> {
         v.reserve(len);
         Buf(v)
     }
-}
 
-impl<T: Shelved> Buf<T> {
     /// An empty buffer: the largest this thread keeps, for a length not known yet.
     pub(super) fn largest() -> Buf<T> {
         Buf(take(usize::MAX))
