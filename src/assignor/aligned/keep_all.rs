@@ -367,12 +367,7 @@ fn release(
         }
         // Only the first `takers` in order are read: those are selected before sorting (the
         // candidates are distinct, so which they are and their order do not change).
-        if candidates.len() > takers {
-            if takers > 0 {
-                candidates.select_nth_unstable(takers - 1);
-            }
-            candidates.truncate(takers);
-        }
+        keep_smallest(&mut candidates, takers);
         candidates.sort_unstable();
         let start = dropped.len();
         for &(optional, _, p, lm) in candidates.iter().take(takers) {
@@ -391,6 +386,18 @@ fn release(
         dropped[start..].sort_unstable();
     }
     owed == 0 && one_more == 0
+}
+
+/// Keeps in `items` only its `k` smallest (all of them if it has no more), in no particular
+/// order: a selection, cheaper than sorting everything when few are read. The items must be
+/// distinct, so which ones are kept does not depend on the selection's order.
+fn keep_smallest<T: Ord>(items: &mut Vec<T>, k: usize) {
+    if items.len() > k {
+        if k > 0 {
+            items.select_nth_unstable(k - 1);
+        }
+        items.truncate(k);
+    }
 }
 
 /// Appends the placement to `lists`: every keepable claim, and the left-over partitions of

@@ -308,11 +308,12 @@ fn the_rack_flow_proposal_places_a_leavers_partitions_by_chains() {
     assert!(with_chains >= without + 10, "{with_chains} {without}");
 }
 
-/// A racked homogeneous leave where every topic is open: 6 to 20 members on racks a, b, c
-/// before one left, 20 to 60 topics of fewer partitions than members (see [`bench_like`]).
-fn open_leave(rng: &mut Rng) -> GroupSpec {
+/// A racked homogeneous join (`join`) or leave where every topic is open: 6 to 20 members on
+/// racks a, b, c (before one left), 20 to 60 topics of fewer partitions than members (see
+/// [`bench_like`]).
+fn open_group(rng: &mut Rng, join: bool) -> GroupSpec {
     loop {
-        let spec = bench_like(rng, 20, 60, 1, false);
+        let spec = bench_like(rng, 20, 60, 1, join);
         let n = spec.members.len() as i64;
         if spec.topics.len() >= 20 && spec.topics.iter().all(|t| t.partitions < n) {
             return spec;
@@ -320,14 +321,12 @@ fn open_leave(rng: &mut Rng) -> GroupSpec {
     }
 }
 
-/// A racked homogeneous join where every topic is open: 6 to 20 members on racks a, b, c,
-/// 20 to 60 topics of fewer partitions than members (see [`bench_like`]).
+/// [`open_group`]'s leave.
+fn open_leave(rng: &mut Rng) -> GroupSpec {
+    open_group(rng, false)
+}
+
+/// [`open_group`]'s join.
 fn open_join(rng: &mut Rng) -> GroupSpec {
-    loop {
-        let spec = bench_like(rng, 20, 60, 1, true);
-        let n = spec.members.len() as i64;
-        if spec.topics.len() >= 20 && spec.topics.iter().all(|t| t.partitions < n) {
-            return spec;
-        }
-    }
+    open_group(rng, true)
 }

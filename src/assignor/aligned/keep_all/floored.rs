@@ -223,12 +223,7 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         // The first `room` in order gain, whatever their order among themselves: they are
         // selected, not sorted (the candidates are distinct members, so which they are does
         // not change; all of them where they fit).
-        if candidates.len() > room as usize {
-            if room > 0 {
-                candidates.select_nth_unstable(room as usize - 1);
-            }
-            candidates.truncate(room as usize);
-        }
+        super::keep_smallest(&mut candidates, room as usize);
         gains.fill(false);
         let mut gained = 0u32;
         for &(_, lm) in &candidates {
