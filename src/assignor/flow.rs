@@ -64,6 +64,7 @@
 use std::collections::BTreeMap;
 
 use pool::Buf;
+pub(crate) use pool::release as release_buffers;
 
 mod certify;
 mod pool;

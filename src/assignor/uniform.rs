@@ -139,6 +139,17 @@ mod network;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UniformV2;
 
+impl UniformV2 {
+    /// Frees the solver's buffers that this thread keeps between calls, and returns the
+    /// bytes of capacity freed. A thread keeps at most 16 buffers per element type and
+    /// 32 MiB in all, so that the next call on it reuses memory already faulted in; results
+    /// never depend on them. Call it on a thread that will not assign again soon, or to
+    /// return that memory under a tight budget; the next call simply allocates afresh.
+    pub fn release_thread_buffers() -> usize {
+        super::flow::release_buffers()
+    }
+}
+
 impl Assignor for UniformV2 {
     fn name(&self) -> &'static str {
         "uniform-v2"

@@ -137,6 +137,14 @@ fn give<T: Shelved>(mut v: Vec<T>) {
     });
 }
 
+/// Frees every buffer this thread's pool keeps and returns the bytes of capacity freed (0 if
+/// it kept none, or while the thread is being torn down). Buffers in use stay with their
+/// solve and come back to the emptied pool when it ends.
+pub(crate) fn release() -> usize {
+    POOL.try_with(|pool| std::mem::take(&mut *pool.borrow_mut()).bytes)
+        .unwrap_or(0)
+}
+
 /// A `Vec` from this thread's pool, given back to it when dropped (see the module docs).
 pub(super) struct Buf<T: Shelved>(Vec<T>);
 
@@ -193,5 +201,37 @@ impl<'a, T: Shelved> IntoIterator for &'a Buf<T> {
     type IntoIter = std::slice::Iter<'a, T>;
     fn into_iter(self) -> std::slice::Iter<'a, T> {
         self.0.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::release;
+    use crate::assignor::flow::Planted;
+    use crate::assignor::flow_reference;
+    use crate::assignor::tests::warm::{reference, solve_with};
+
+    /// After a solve the thread keeps buffers; `release` frees them all (a second call finds
+    /// none), and the next solve, allocating afresh, finds the reference's flow.
+    #[test]
+    fn release_frees_the_kept_buffers_and_solves_still_agree() {
+        let freed = std::thread::spawn(|| {
+            let mut seed = 0x0dd5_eed5_u64;
+            let mut below = |n: u64| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (seed >> 33) % n
+            };
+            let (nodes, edges) = flow_reference::tests::random_network(&mut below, 30);
+            let want = reference(nodes, &edges);
+            assert_eq!(solve_with(nodes, &edges, &[], Planted::None), want);
+            let first = release();
+            let second = release();
+            assert_eq!(solve_with(nodes, &edges, &[], Planted::None), want);
+            (first, second)
+        })
+        .join()
+        .expect("the solving thread panicked");
+        assert!(freed.0 > 0, "no buffers were kept after a solve");
+        assert_eq!(freed.1, 0, "release left {} bytes kept", freed.1);
     }
 }
