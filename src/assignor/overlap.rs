@@ -127,7 +127,7 @@ pub(crate) fn assign(
 ) {
     #[cfg(test)]
     TAKEN.with(|c| c.set(c.get() + 1));
-    let counts = choose(problem, comp, owners, &|_, _, _| false);
+    let counts = choose_with(problem, comp, owners, None);
     counts.reserve(comp, lists);
     let index = comp.local_index(problem.members.len());
     let mut slot = vec![0u32; comp.members.len()];
@@ -184,6 +184,16 @@ pub(crate) fn choose(
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
     suits: &dyn Fn(usize, usize, usize) -> bool,
+) -> Counts {
+    choose_with(problem, comp, owners, Some(suits))
+}
+
+/// [`choose`], with no `suits` when no holder suits a move better than another.
+fn choose_with(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
 ) -> Counts {
     let n = comp.members.len();
     let index = comp.local_index(problem.members.len());
