@@ -205,32 +205,34 @@ mod tests {
         assert_eq!(p.load, vec![2, 1, 2, 1]);
     }
 
-    /// A random proposal over `n` members: each topic on about two thirds of them, f_t 0 or
-    /// 1, some of its r_t extras held; loads B_m (random) plus the floors and extras held;
-    /// about a quarter of the subscribers gaining. With degrees, and every member's topics.
-    fn random(
-        rng: &mut crate::assignor::tests::Rng,
-        n: usize,
-        topics: usize,
-    ) -> (
-        Proposal,
-        Vec<Vec<bool>>,
-        Vec<i64>,
-        Vec<i32>,
-        Vec<Vec<usize>>,
-    ) {
-        let base: Vec<i64> = (0..n).map(|_| rng.below(4) as i64).collect();
-        let mut p = Proposal {
-            floor: Vec::new(),
-            has_extra: Vec::new(),
-            extra: Vec::new(),
-            subs: Vec::new(),
-            count: Vec::new(),
-            load: base.clone(),
+    /// A random input of [`pull`], with every member's local topics.
+    struct Case {
+        proposal: Proposal,
+        gaining: Vec<Vec<bool>>,
+        base: Vec<i64>,
+        degree: Vec<i32>,
+        topics: Vec<Vec<usize>>,
+    }
+
+    /// A random case over `n` members: each topic on about two thirds of them, f_t 0 or 1,
+    /// some of its r_t extras held; B_m random plus the floors, loads B_m plus the extras
+    /// held; about a quarter of the subscribers gaining.
+    fn random(rng: &mut crate::assignor::tests::Rng, n: usize, topics: usize) -> Case {
+        let mut c = Case {
+            proposal: Proposal {
+                floor: Vec::new(),
+                has_extra: Vec::new(),
+                extra: Vec::new(),
+                subs: Vec::new(),
+                count: Vec::new(),
+                load: Vec::new(),
+            },
+            gaining: Vec::new(),
+            base: (0..n).map(|_| rng.below(4) as i64).collect(),
+            degree: vec![0; n],
+            topics: vec![Vec::new(); n],
         };
-        let mut gaining = Vec::new();
-        let mut degree = vec![0i32; n];
-        let mut of = vec![Vec::new(); n];
+        let mut extras = vec![0i64; n];
         for lt in 0..topics {
             let subs: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) > 0).collect();
             let f = rng.below(2) as i32;
@@ -240,38 +242,27 @@ mod tests {
                 0
             };
             let mut held = 0;
-            let count: Vec<i32> = subs
-                .iter()
-                .map(|_| {
-                    let extra = held < r && rng.below(3) > 0;
-                    held += i32::from(extra);
-                    f + i32::from(extra)
-                })
-                .collect();
-            for (&m, &k) in subs.iter().zip(&count) {
-                p.load[m as usize] += i64::from(k);
-                degree[m as usize] += i32::from(r > 0);
-                of[m as usize].push(lt);
+            let mut count = Vec::with_capacity(subs.len());
+            for &m in &subs {
+                let extra = held < r && rng.below(3) > 0;
+                held += i32::from(extra);
+                count.push(f + i32::from(extra));
+                c.base[m as usize] += i64::from(f);
+                extras[m as usize] += i64::from(extra);
+                c.degree[m as usize] += i32::from(r > 0);
+                c.topics[m as usize].push(lt);
             }
-            gaining.push(subs.iter().map(|_| rng.below(4) == 0).collect());
+            c.gaining
+                .push(subs.iter().map(|_| rng.below(4) == 0).collect());
+            let p = &mut c.proposal;
             p.floor.push(f);
             p.has_extra.push(r > 0);
             p.extra.push(r);
             p.subs.push(subs);
             p.count.push(count);
         }
-        let base = (0..n)
-            .map(|m| {
-                base[m]
-                    + p.subs
-                        .iter()
-                        .zip(&p.floor)
-                        .filter(|(s, _)| s.contains(&(m as u32)))
-                        .map(|(_, &f)| i64::from(f))
-                        .sum::<i64>()
-            })
-            .collect();
-        (p, gaining, base, degree, of)
+        c.proposal.load = c.base.iter().zip(&extras).map(|(b, e)| b + e).collect();
+        c
     }
 
     /// Without `suits`, the moves are those with a `suits` that prefers no holder, on random
@@ -284,21 +275,21 @@ mod tests {
         for _ in 0..300 {
             let n = 3 + rng.below(10) as usize;
             let topics = 1 + rng.below(5) as usize;
-            let (p, gaining, base, degree, of) = random(&mut rng, n, topics);
+            let c = random(&mut rng, n, topics);
             let topics_of = |lm: usize, out: &mut Vec<usize>| {
                 out.clear();
-                out.extend(&of[lm]);
+                out.extend(&c.topics[lm]);
             };
             let run = |suits: Option<&dyn Fn(usize, usize, usize) -> bool>, planted: bool| {
                 LAST_OF_TIES.set(planted);
-                let mut q = p.clone();
-                pull(&mut q, &gaining, &base, &degree, &topics_of, suits);
+                let mut q = c.proposal.clone();
+                pull(&mut q, &c.gaining, &c.base, &c.degree, &topics_of, suits);
                 LAST_OF_TIES.set(false);
                 (q.count, q.load)
             };
             let none = run(None, false);
             assert_eq!(none, run(Some(&|_, _, _| false), false));
-            moved += usize::from(none.0 != p.count);
+            moved += usize::from(none.0 != c.proposal.count);
             caught += usize::from(run(None, true) != none);
         }
         assert!(moved > 50, "moves made in {moved} cases");
