@@ -88,7 +88,20 @@ pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
     let mut parent: Vec<u32> = (0..problem.topics.len() as u32).collect();
     // Per first topic, the last member whose topics start with it and were joined.
     let mut joined: Vec<u32> = vec![u32::MAX; problem.topics.len()];
+    // The roots among topics with subscribers: once one is left, every such topic is in one
+    // component and no later member can join two, so the unions stop (overlapping
+    // subscriptions connect everything after a few members).
+    #[cfg(test)]
+    let whole = if planted::STOP_AT_TWO.get() { 2 } else { 1 };
+    #[cfg(not(test))]
+    let whole = 1;
+    let mut roots = problem.subscribers.iter().filter(|s| !s.is_empty()).count();
     for (m, subs) in problem.subscriptions.iter().enumerate() {
+        if roots <= whole {
+            #[cfg(test)]
+            planted::STOPPED.set(planted::STOPPED.get() + 1);
+            break;
+        }
         // A member with the same topics as an earlier member with the same first topic joins
         // nothing new (homogeneous groups and buckets, whose members alternate between a few
         // lists: most members), and a slice comparison is cheaper than a find per topic.
@@ -111,6 +124,7 @@ pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
                     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
                     parent[hi as usize] = lo;
                     a = lo;
+                    roots -= 1;
                 }
             }
         }
@@ -186,5 +200,105 @@ pub(crate) mod planted {
         /// [`super::components`] skips a member when an earlier one had the same first
         /// topic, whatever the rest of their lists.
         pub(crate) static FIRST_TOPIC_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::components`] stops joining while two roots are left instead of one.
+        pub(crate) static STOP_AT_TWO: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Calls of [`super::components`] that stopped joining before the last member.
+        pub(crate) static STOPPED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::Rng;
+    use super::super::{GroupSpec, MemberSpec, TopicSpec};
+    use super::*;
+
+    /// Up to 12 topics (some with no subscriber) and up to 30 members, each on a few random
+    /// topics: often one component, often several.
+    fn random(rng: &mut Rng) -> GroupSpec {
+        let topics = 1 + rng.below(12) as usize;
+        let width = 1 + rng.below(3);
+        GroupSpec {
+            rack_aware: false,
+            topics: (0..topics)
+                .map(|t| TopicSpec {
+                    name: format!("T{t:02}"),
+                    partitions: 2,
+                    replica_racks: None,
+                })
+                .collect(),
+            members: (0..1 + rng.below(30))
+                .map(|m| MemberSpec {
+                    id: format!("M{m:02}"),
+                    rack: None,
+                    subscriptions: (0..1 + rng.below(width))
+                        .map(|_| format!("T{:02}", rng.below(topics as u64)))
+                        .collect(),
+                    owned: Vec::new(),
+                    generation: -1,
+                })
+                .collect(),
+        }
+    }
+
+    /// The components by definition: topics labelled by the smallest topic reachable through
+    /// shared members, relabelled until nothing changes.
+    fn by_definition(problem: &Problem<'_>) -> Vec<(Vec<u32>, Vec<u32>)> {
+        let mut label: Vec<u32> = (0..problem.topics.len() as u32).collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for subs in &problem.subscriptions {
+                let Some(low) = subs.iter().map(|&t| label[t as usize]).min() else {
+                    continue;
+                };
+                for &t in subs {
+                    changed |= std::mem::replace(&mut label[t as usize], low) != low;
+                }
+            }
+        }
+        let mut out: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+        for t in 0..problem.topics.len() as u32 {
+            if label[t as usize] != t || problem.subscribers[t as usize].is_empty() {
+                continue;
+            }
+            let topics = (t..problem.topics.len() as u32)
+                .filter(|&u| label[u as usize] == t && !problem.subscribers[u as usize].is_empty())
+                .collect();
+            let members = (0..problem.subscriptions.len() as u32)
+                .filter(|&m| {
+                    problem.subscriptions[m as usize]
+                        .first()
+                        .is_some_and(|&f| label[f as usize] == t)
+                })
+                .collect();
+            out.push((topics, members));
+        }
+        out
+    }
+
+    /// The unions stop once every topic with subscribers has one root: the components equal
+    /// their definition, with many calls stopping early; stopping with two roots left (a
+    /// planted fault) is caught.
+    #[test]
+    fn the_unions_stop_only_when_one_component_is_left() {
+        let mut rng = Rng(0xc0de);
+        let specs: Vec<GroupSpec> = (0..300).map(|_| random(&mut rng)).collect();
+        let found = |spec: &GroupSpec| {
+            let problem = Problem::new(spec);
+            let got: Vec<(Vec<u32>, Vec<u32>)> = components(&problem)
+                .into_iter()
+                .map(|c| (c.topics, c.members))
+                .collect();
+            got == by_definition(&problem)
+        };
+        planted::STOPPED.set(0);
+        assert!(specs.iter().all(found));
+        let stopped = planted::STOPPED.get();
+        assert!(stopped > 50, "stopped early in {stopped} calls");
+        planted::STOP_AT_TWO.set(true);
+        let caught = specs.iter().filter(|s| !found(s)).count();
+        planted::STOP_AT_TWO.set(false);
+        assert!(caught > 20, "planted fault caught {caught} times");
     }
 }

@@ -127,7 +127,7 @@ pub(crate) fn assign(
 ) {
     #[cfg(test)]
     TAKEN.with(|c| c.set(c.get() + 1));
-    let counts = choose(problem, comp, owners, &|_, _, _| false);
+    let counts = choose_with(problem, comp, owners, None);
     counts.reserve(comp, lists);
     let index = comp.local_index(problem.members.len());
     let mut slot = vec![0u32; comp.members.len()];
@@ -185,6 +185,16 @@ pub(crate) fn choose(
     owners: &[Vec<(i32, u32)>],
     suits: &dyn Fn(usize, usize, usize) -> bool,
 ) -> Counts {
+    choose_with(problem, comp, owners, Some(suits))
+}
+
+/// [`choose`], with no `suits` when no holder suits a move better than another.
+fn choose_with(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
+) -> Counts {
     let n = comp.members.len();
     let index = comp.local_index(problem.members.len());
     let local = |m: u32| index.get(comp, m);
@@ -202,13 +212,19 @@ pub(crate) fn choose(
     // Per topic: every subscriber at its floor (B_m counted in the same pass).
     let mut proposal = Proposal::at_floors(problem, comp, &floor, &extra);
     let base = proposal.load.clone();
-    let mut degree = vec![0i32; n];
+    // A member's subscriptions are all topics of its component: its degree is their number
+    // less those of topics without extras (usually none, so no pass over every subscription).
+    let mut degree: Vec<i32> = comp
+        .members
+        .iter()
+        .map(|&m| problem.subscriptions[m as usize].len() as i32)
+        .collect();
     for subs in (0..comp.topics.len())
-        .filter(|&lt| extra[lt] > 0)
+        .filter(|&lt| extra[lt] == 0)
         .map(|lt| &proposal.subs[lt])
     {
         for &lm in subs {
-            degree[lm as usize] += 1;
+            degree[lm as usize] -= 1;
         }
     }
     let widest = proposal.subs.iter().map(Vec::len).max().unwrap_or(0);
@@ -220,10 +236,18 @@ pub(crate) fn choose(
     // that fewer moves are needed later: `heavy` counts every gaining cell first.
     let mut owned = vec![0u32; n];
     let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
+    // The same cells listed, for the passes that need only them (see `Cells`).
+    let mut cells = Cells {
+        at: Vec::new(),
+        start: Vec::with_capacity(comp.topics.len() + 1),
+    };
+    // Per topic: the extras the proposal holds before the hand-out.
+    let mut held = vec![0i32; comp.topics.len()];
     // The topics with more gaining cells than extras.
     let mut contested: Vec<usize> = Vec::new();
     let mut heavy: Vec<i64> = base.clone();
     for (lt, &t) in comp.topics.iter().enumerate() {
+        cells.start.push(cells.at.len());
         let f = floor[lt];
         if extra[lt] == 0 || owners[t as usize].is_empty() {
             // Empty: no subscriber gains (every reader treats a missing entry so).
@@ -237,51 +261,56 @@ pub(crate) fn choose(
         }
         let subs = &proposal.subs[lt];
         let mut gains = vec![false; subs.len()];
-        let mut g = 0u32;
-        for (gain, &lm) in gains.iter_mut().zip(subs) {
+        let first = cells.at.len();
+        for (i, (gain, &lm)) in gains.iter_mut().zip(subs).enumerate() {
             if std::mem::take(&mut owned[lm as usize]) > f {
                 *gain = true;
                 heavy[lm as usize] += 1;
-                g += 1;
+                cells.at.push(i as u32);
             }
         }
-        if g > extra[lt] {
+        let g = cells.at.len() - first;
+        if g > extra[lt] as usize {
             contested.push(lt);
-        } else if g > 0 {
+            held[lt] = extra[lt] as i32;
+        } else {
             // Every count was at its floor: each extra kept adds one to a load (what
             // `Proposal::count_extras` would add, without a pass over every subscription).
-            for (i, _) in gains.iter().enumerate().filter(|&(_, &gain)| gain) {
-                proposal.count[lt][i] += 1;
-                proposal.load[proposal.subs[lt][i] as usize] += 1;
+            for &i in &cells.at[first..] {
+                proposal.count[lt][i as usize] += 1;
+                proposal.load[subs[i as usize] as usize] += 1;
             }
+            held[lt] = g as i32;
         }
         gaining.push(gains);
     }
-    let mut cells: Vec<(i64, u32)> = Vec::with_capacity(widest);
+    cells.start.push(cells.at.len());
+    let mut ranked: Vec<(i64, u32)> = Vec::with_capacity(widest);
     for &lt in &contested {
-        cells.clear();
-        for (i, (&lm, &gain)) in proposal.subs[lt].iter().zip(&gaining[lt]).enumerate() {
-            if gain {
-                cells.push((heavy[lm as usize], i as u32));
-            }
-        }
+        ranked.clear();
+        let subs = &proposal.subs[lt];
+        ranked.extend(
+            cells
+                .of(lt)
+                .iter()
+                .map(|&i| (heavy[subs[i as usize] as usize], i)),
+        );
         let r = extra[lt] as usize;
-        cells.select_nth_unstable(r);
-        for &(_, i) in &cells[r..] {
-            heavy[proposal.subs[lt][i as usize] as usize] -= 1;
+        ranked.select_nth_unstable(r);
+        for &(_, i) in &ranked[r..] {
+            heavy[subs[i as usize] as usize] -= 1;
         }
-        cells.truncate(r);
-        for &(_, i) in &cells {
+        ranked.truncate(r);
+        for &(_, i) in &ranked {
             proposal.count[lt][i as usize] += 1;
-            proposal.load[proposal.subs[lt][i as usize] as usize] += 1;
+            proposal.load[subs[i as usize] as usize] += 1;
         }
     }
     // The extras left go to the lightest subscribers with room, improved while the balance
-    // test of the bounds fails (`complete` refuses only when a topic holds more extras than
-    // it has: never here). If the bounds are not met, extras move from heavy holders towards
-    // light members while that evidently helps.
-    let _ = proposal.complete_until(&|p| balanced(p, &base, &degree).is_some());
-    let mut met = meets_bounds(&proposal, &gaining, &base, &degree);
+    // test of the bounds fails. If the bounds are not met, extras move from heavy holders
+    // towards light members while that evidently helps.
+    proposal.complete_held(&held, &|p| balanced(p, &base, &degree).is_some());
+    let mut met = meets_bounds(&proposal, &cells, &base, &degree);
     if !met {
         let topics_of = |lm: usize, out: &mut Vec<usize>| {
             out.clear();
@@ -293,7 +322,7 @@ pub(crate) fn choose(
             );
         };
         pull(&mut proposal, &gaining, &base, &degree, &topics_of, suits);
-        met = meets_bounds(&proposal, &gaining, &base, &degree);
+        met = meets_bounds(&proposal, &cells, &base, &degree);
     }
 
     // Per topic: the indices of the subscribers given its extra.
@@ -318,12 +347,17 @@ pub(crate) fn choose(
         solve_extras(&proposal, &gaining, &base, &degree)
     };
 
-    let mut load = base;
-    for (lt, chosen) in chosen.iter().enumerate() {
-        for &i in chosen {
-            load[proposal.subs[lt][i as usize] as usize] += 1;
+    let load = if met {
+        proposal.load
+    } else {
+        let mut load = base;
+        for (lt, chosen) in chosen.iter().enumerate() {
+            for &i in chosen {
+                load[proposal.subs[lt][i as usize] as usize] += 1;
+            }
         }
-    }
+        load
+    };
     Counts {
         floor,
         subs: proposal.subs,
@@ -334,11 +368,28 @@ pub(crate) fn choose(
     }
 }
 
+/// The gaining cells of a component listed by topic: those of local topic lt are the
+/// subscriber indices `at[start[lt]..start[lt + 1]]`, ascending (the `true` entries of
+/// [`Counts::gaining`], which the listing passes read without a pass over every
+/// subscription).
+struct Cells {
+    at: Vec<u32>,
+    start: Vec<usize>,
+}
+
+impl Cells {
+    /// The gaining cells of local topic `lt`, as indices among its subscribers.
+    fn of(&self, lt: usize) -> &[u32] {
+        &self.at[self.start[lt]..self.start[lt + 1]]
+    }
+}
+
 /// Whether `proposal` (every subscriber at its floor or one above) is lexicographically
 /// optimal for balance and stickiness by the bounds of the [module docs](self): no extra can
 /// move to a member with room that is two units lighter, even ignoring which topics it
-/// subscribes to, and it uses as many gaining cells as any balance-optimal choice can.
-fn meets_bounds(proposal: &Proposal, gaining: &[Vec<bool>], base: &[i64], degree: &[i32]) -> bool {
+/// subscribes to, and it uses as many gaining cells (`cells`) as any balance-optimal choice
+/// can.
+fn meets_bounds(proposal: &Proposal, cells: &Cells, base: &[i64], degree: &[i32]) -> bool {
     #[cfg(test)]
     if TRUST_PROPOSAL.with(std::cell::Cell::get) {
         return true;
@@ -349,23 +400,17 @@ fn meets_bounds(proposal: &Proposal, gaining: &[Vec<bool>], base: &[i64], degree
     let n = base.len();
     let extras = |lm: usize| proposal.load[lm] - base[lm];
     // Gaining cells: per member, and used by the proposal; per topic, min(r_t, g_t).
-    let mut cells = vec![0i64; n];
+    let mut per_member = vec![0i64; n];
     let mut used = 0i64;
     let mut by_topics = 0i64;
-    for (lt, gains) in gaining.iter().enumerate() {
-        let f = proposal.floor[lt];
-        let mut g = 0;
-        for ((&lm, &k), _) in proposal.subs[lt]
-            .iter()
-            .zip(&proposal.count[lt])
-            .zip(gains)
-            .filter(|&(_, &gain)| gain)
-        {
-            cells[lm as usize] += 1;
-            used += i64::from(k > f);
-            g += 1;
+    for lt in 0..proposal.subs.len() {
+        let (f, subs, count) = (proposal.floor[lt], &proposal.subs[lt], &proposal.count[lt]);
+        let of = cells.of(lt);
+        for &i in of {
+            per_member[subs[i as usize] as usize] += 1;
+            used += i64::from(count[i as usize] > f);
         }
-        by_topics += g.min(i64::from(proposal.extra[lt]));
+        by_topics += (of.len() as i64).min(i64::from(proposal.extra[lt]));
     }
     // Every balance-optimal choice gives m between lower(m) and upper(m) extras, with
     // exactly E − Σ lower at the upper end where they differ.
@@ -378,7 +423,7 @@ fn meets_bounds(proposal: &Proposal, gaining: &[Vec<bool>], base: &[i64], degree
     let mut lower_sum = 0;
     let mut by_members = 0;
     let mut could_gain_more = 0;
-    for (lm, &g) in cells.iter().enumerate() {
+    for (lm, &g) in per_member.iter().enumerate() {
         let lower = clamp(level - base[lm], lm);
         let upper = clamp(level + 1 - base[lm], lm);
         lower_sum += lower;

@@ -16,16 +16,17 @@ use super::super::warm::{MAX_MOVES, Proposal};
 /// lower index): while one of its topics where it has room has a holder at least two units
 /// heavier, the extra moves from the heaviest such holder of the topic with the heaviest
 /// holder (ties to the lower topic), preferring a holder that does not gain from it
-/// (`gaining[lt][i]`; an empty list: none gains), then one that `suits(lt, holder, receiver)` (indices among the topic's
-/// subscribers; the rack-aware path prefers a holder whose partition the receiver could
-/// align), then the lower index. `topics_of(lm, out)` lists lm's local topics.
+/// (`gaining[lt][i]`; an empty list: none gains), then one that `suits(lt, holder, receiver)`
+/// (indices among the topic's subscribers; the rack-aware path prefers a holder whose
+/// partition the receiver could align; `None`: none suits better than another), then the
+/// lower index. `topics_of(lm, out)` lists lm's local topics.
 pub(crate) fn pull(
     proposal: &mut Proposal,
     gaining: &[Vec<bool>],
     base: &[i64],
     degree: &[i32],
     topics_of: &dyn Fn(usize, &mut Vec<usize>),
-    suits: &dyn Fn(usize, usize, usize) -> bool,
+    suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
 ) {
     let n = base.len();
     let extras = |p: &Proposal, lm: usize| p.load[lm] - base[lm];
@@ -98,15 +99,48 @@ pub(crate) fn pull(
 }
 
 /// The heaviest holder of topic `lt`'s extra: (its load, its index), preferring one that does
-/// not gain from it, then one that suits receiver `to`, then the lower index.
+/// not gain from it, then one that suits receiver `to` (with `suits`), then the lower index.
 fn heaviest_holder(
     proposal: &Proposal,
     gaining: &[Vec<bool>],
     lt: usize,
     to: usize,
-    suits: &dyn Fn(usize, usize, usize) -> bool,
+    suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
 ) -> Option<(i64, usize)> {
     let f = proposal.floor[lt];
+    let Some(suits) = suits else {
+        // Nothing suits better: the first holder of the greatest (load, gains nothing), as
+        // 2·load + 1 for one that gains nothing (an integer, so that the scan can select
+        // without branching). Most holders tie on the load, so asking `suits` of each cost
+        // most of the scan.
+        let (subs, count, load) = (&proposal.subs[lt], &proposal.count[lt], &proposal.load);
+        let mut best = (i64::MIN, 0);
+        let mut consider = |i: usize, lm: u32, k: i32, gains: bool| {
+            let l = load[lm as usize];
+            let key = if k > f {
+                2 * l + i64::from(!gains)
+            } else {
+                i64::MIN
+            };
+            #[cfg(test)]
+            if LAST_OF_TIES.get() && key == best.0 && key > i64::MIN {
+                best = (key, i);
+            }
+            if key > best.0 {
+                best = (key, i);
+            }
+        };
+        if gaining[lt].is_empty() {
+            for (i, (&lm, &k)) in subs.iter().zip(count).enumerate() {
+                consider(i, lm, k, false);
+            }
+        } else {
+            for (i, ((&lm, &k), &g)) in subs.iter().zip(count).zip(&gaining[lt]).enumerate() {
+                consider(i, lm, k, g);
+            }
+        }
+        return (best.0 > i64::MIN).then_some((best.0 >> 1, best.1));
+    };
     let mut best: Option<(i64, bool, bool, usize)> = None;
     for (i, (&lm, &k)) in proposal.subs[lt]
         .iter()
@@ -129,6 +163,13 @@ fn heaviest_holder(
         }
     }
     best.map(|(load, _, _, i)| (load, i))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: a planted fault, without `suits` the last of the holders tied on (load,
+    /// gains nothing) is taken instead of the first.
+    static LAST_OF_TIES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]
@@ -157,18 +198,102 @@ mod tests {
     fn the_joiner_takes_from_the_heaviest_holder_that_does_not_gain() {
         let mut p = joiner();
         let gaining = vec![vec![true, false, false, false], vec![false; 4]];
-        pull(
-            &mut p,
-            &gaining,
-            &[0; 4],
-            &[2; 4],
-            &topics_of,
-            &|_, _, _| false,
-        );
+        pull(&mut p, &gaining, &[0; 4], &[2; 4], &topics_of, None);
         // Topic 0 first (ties to the lower topic), from member 1 (member 0 gains); then no
         // holder of topic 1 is two units heavier than the joiner any more.
         assert_eq!(p.count, vec![vec![1, 0, 1, 1], vec![1, 1, 1, 0]]);
         assert_eq!(p.load, vec![2, 1, 2, 1]);
+    }
+
+    /// A random input of [`pull`], with every member's local topics.
+    struct Case {
+        proposal: Proposal,
+        gaining: Vec<Vec<bool>>,
+        base: Vec<i64>,
+        degree: Vec<i32>,
+        topics: Vec<Vec<usize>>,
+    }
+
+    /// A random case over `n` members: each topic on about two thirds of them, f_t 0 or 1,
+    /// some of its r_t extras held; B_m random plus the floors, loads B_m plus the extras
+    /// held; about a quarter of the subscribers gaining.
+    fn random(rng: &mut crate::assignor::tests::Rng, n: usize, topics: usize) -> Case {
+        let mut c = Case {
+            proposal: Proposal {
+                floor: Vec::new(),
+                has_extra: Vec::new(),
+                extra: Vec::new(),
+                subs: Vec::new(),
+                count: Vec::new(),
+                load: Vec::new(),
+            },
+            gaining: Vec::new(),
+            base: (0..n).map(|_| rng.below(4) as i64).collect(),
+            degree: vec![0; n],
+            topics: vec![Vec::new(); n],
+        };
+        let mut extras = vec![0i64; n];
+        for lt in 0..topics {
+            let subs: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) > 0).collect();
+            let f = rng.below(2) as i32;
+            let r = if subs.len() > 1 {
+                rng.below(subs.len() as u64) as i32
+            } else {
+                0
+            };
+            let mut held = 0;
+            let mut count = Vec::with_capacity(subs.len());
+            for &m in &subs {
+                let extra = held < r && rng.below(3) > 0;
+                held += i32::from(extra);
+                count.push(f + i32::from(extra));
+                c.base[m as usize] += i64::from(f);
+                extras[m as usize] += i64::from(extra);
+                c.degree[m as usize] += i32::from(r > 0);
+                c.topics[m as usize].push(lt);
+            }
+            c.gaining
+                .push(subs.iter().map(|_| rng.below(4) == 0).collect());
+            let p = &mut c.proposal;
+            p.floor.push(f);
+            p.has_extra.push(r > 0);
+            p.extra.push(r);
+            p.subs.push(subs);
+            p.count.push(count);
+        }
+        c.proposal.load = c.base.iter().zip(&extras).map(|(b, e)| b + e).collect();
+        c
+    }
+
+    /// Without `suits`, the moves are those with a `suits` that prefers no holder, on random
+    /// proposals; taking the last holder of a tie instead of the first (a planted fault) is
+    /// caught.
+    #[test]
+    fn no_suits_moves_as_a_suits_that_prefers_none() {
+        let mut rng = crate::assignor::tests::Rng(0x9011);
+        let (mut moved, mut caught) = (0, 0);
+        for _ in 0..300 {
+            let n = 3 + rng.below(10) as usize;
+            let topics = 1 + rng.below(5) as usize;
+            let c = random(&mut rng, n, topics);
+            let topics_of = |lm: usize, out: &mut Vec<usize>| {
+                out.clear();
+                out.extend(&c.topics[lm]);
+            };
+            let run = |suits: Option<&dyn Fn(usize, usize, usize) -> bool>, planted: bool| {
+                LAST_OF_TIES.set(planted);
+                let mut q = c.proposal.clone();
+                pull(&mut q, &c.gaining, &c.base, &c.degree, &topics_of, suits);
+                LAST_OF_TIES.set(false);
+                (q.count, q.load)
+            };
+            let none = run(None, false);
+            assert_eq!(none, run(Some(&|_, _, _| false), false));
+            moved += usize::from(none.0 != c.proposal.count);
+            caught += usize::from(run(None, true) != none);
+        }
+        assert!(moved > 50, "moves made in {moved} cases");
+        assert!(caught > 10, "planted fault caught {caught} times");
     }
 
     #[test]
@@ -183,7 +308,7 @@ mod tests {
             &[0; 4],
             &[2; 4],
             &topics_of,
-            &|_, _, _| false,
+            None,
         );
         assert_eq!(p.count, before.count);
         assert_eq!(p.load, before.load);

@@ -21,13 +21,6 @@ impl Proposal {
     /// Returns false, changing nothing, when some topic has more extras held than it has
     /// (the floors could not all be filled).
     pub fn complete(&mut self) -> bool {
-        self.complete_until(&|_| false)
-    }
-
-    /// [`Proposal::complete`], except that the improving passes stop early once `done` holds
-    /// (checked before each pass): for a caller whose own test of the proposal would not gain
-    /// from more passes.
-    pub fn complete_until(&mut self, done: &dyn Fn(&Proposal) -> bool) -> bool {
         // Per topic: the extras held already.
         let held: Vec<i32> = (0..self.subs.len())
             .map(|lt| {
@@ -38,6 +31,33 @@ impl Proposal {
         if held.iter().zip(&self.extra).any(|(&h, &r)| h > r) {
             return false;
         }
+        for (lt, count) in self.count.iter_mut().enumerate() {
+            let f = self.floor[lt];
+            for k in count {
+                // The floor units: the load already counts them.
+                *k = (*k).max(f);
+            }
+        }
+        self.complete_held(&held, &|_| false);
+        true
+    }
+
+    /// [`Proposal::complete`] of a proposal whose every subscriber is at its floor or above,
+    /// `held[lt]` (at most r_t) of topic lt's above (a caller that counted them as it placed
+    /// them spares the passes over every subscription that would find them), except
+    /// that the improving passes stop early once `done` holds (checked before each pass): for
+    /// a caller whose own test of the proposal would not gain from more passes.
+    pub fn complete_held(&mut self, held: &[i32], done: &dyn Fn(&Proposal) -> bool) {
+        #[cfg(test)]
+        for (lt, &h) in held.iter().enumerate() {
+            let f = self.floor[lt];
+            assert!(self.count[lt].iter().all(|&k| k >= f));
+            let above = self.count[lt].iter().filter(|&&k| k > f).count();
+            assert!(
+                above == h as usize && h <= self.extra[lt],
+                "held {h}, above {above}"
+            );
+        }
         // Per topic: the subscribers given an extra here, ascending, at
         // `handed[start[lt]..start[lt + 1]]` (a topic hands out as many in every pass).
         let mut handed: Vec<u32> = Vec::new();
@@ -45,11 +65,6 @@ impl Proposal {
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
         for (lt, &held) in held.iter().enumerate() {
-            let f = self.floor[lt];
-            for k in &mut self.count[lt] {
-                // The floor units: the load already counts them.
-                *k = (*k).max(f);
-            }
             let left = (self.extra[lt] - held) as usize;
             self.hand_out(lt, left, &mut mine, &mut candidates);
             start.push(handed.len());
@@ -80,7 +95,6 @@ impl Proposal {
                 break;
             }
         }
-        true
     }
 
     /// This proposal [completed](Proposal::complete), then improved by up to [`MAX_MOVES`]
@@ -475,6 +489,17 @@ mod tests {
         p.count = vec![vec![2, 2, 0], vec![0, 0]];
         assert!(!p.complete());
         assert_eq!(p.count, vec![vec![2, 2, 0], vec![0, 0]]);
+    }
+
+    /// The extras a caller says are held must be those the counts hold: a miscount (here
+    /// none said held where one is) is caught before the hand-out.
+    #[test]
+    #[should_panic(expected = "held 0, above 1")]
+    fn a_miscounted_held_extra_is_caught() {
+        let mut p = empty();
+        p.count = vec![vec![1, 1, 2], vec![0, 0]];
+        p.load = vec![1, 1, 2];
+        p.complete_held(&[0, 0], &|_| false);
     }
 
     /// One topic with f = 0 and `extra` extras over subscribers of the given loads.
