@@ -129,8 +129,11 @@ impl Proposal {
         let mut count = Vec::with_capacity(comp.topics.len());
         for (&t, &f) in comp.topics.iter().zip(floor) {
             let local = local_subscribers(problem, comp, t);
-            for &lm in &local {
-                load[lm as usize] += i64::from(f);
+            // Overlapping groups are mostly topics with more subscribers than partitions.
+            if f > 0 {
+                for &lm in &local {
+                    load[lm as usize] += i64::from(f);
+                }
             }
             count.push(vec![f as i32; local.len()]);
             subs.push(local);
