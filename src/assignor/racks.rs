@@ -306,11 +306,18 @@ pub(crate) fn keepable_claims(
     let mut kept = Vec::with_capacity(claims.len());
     for &(p, m) in claims {
         let mask = masks[p as usize];
-        if every_claim || mask == 0 || mask & bit_of(m) != 0 {
+        if every_claim || mask == 0 || is_keepable(mask, bit_of(m)) {
             kept.push((p, m));
         }
     }
     kept
+}
+
+/// Whether a claim is keepable (see [`keepable_claims`]): on a partition with replica racks
+/// `mask` (0: it cannot be aligned) by a member with rack bit `bit`.
+#[inline]
+pub(crate) fn is_keepable(mask: u64, bit: u64) -> bool {
+    mask == 0 || mask & bit != 0
 }
 
 /// Faults a test may plant on its thread, to show the tests catch them.

@@ -85,7 +85,7 @@ use super::super::aligned::MAX_GROUPS;
 use super::super::aligned::transport::Transport;
 use super::super::components::Component;
 use super::super::problem::Problem;
-use super::super::racks::{RackBits, keepable_claims};
+use super::super::racks::{RackBits, is_keepable};
 use super::{Counts, choose};
 use exchange::{Exchange, Scope};
 
@@ -156,6 +156,10 @@ pub(crate) fn assign(
     );
     let mut claim_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
     let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
+    // Per keepable claim, topic after topic: its owner's index among the topic's subscribers,
+    // found once here rather than at every deal of the topic.
+    let mut claim_at: Vec<u32> = Vec::new();
+    let mut claim_at_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
     // Per local member: its index among the current topic's subscribers.
     let mut slot = vec![0u32; comp.members.len()];
     for &t in &comp.topics {
@@ -180,29 +184,43 @@ pub(crate) fn assign(
         for mask in &mut topic_masks {
             *mask &= present;
         }
-        keepable[t as usize] = keepable_claims(
-            &owners[t as usize],
-            &topic_masks,
-            |m| member_bit[local(m)],
-            all_keepable,
-        );
+        // The keepable claims (those `keepable_claims` keeps, in order), each with its
+        // owner's index among the subscribers and its mask added to the owner's: one pass,
+        // one look-up of each owner.
+        let owned = &owners[t as usize];
+        let mut kept = Vec::with_capacity(owned.len());
         let start = claim_masks.len();
         claim_start.push(start);
-        if !keepable[t as usize].is_empty() {
+        claim_at_start.push(claim_at.len());
+        if !owned.is_empty() {
             claim_masks.resize(start + subscribers.len(), 0u64);
         }
         let claim_mask = &mut claim_masks[start..];
-        for &(p, m) in &keepable[t as usize] {
+        for &(p, m) in owned {
+            let lm = local(m);
+            let mask = topic_masks[p as usize];
+            if !(all_keepable || is_keepable(mask, member_bit[lm])) {
+                continue;
+            }
+            kept.push((p, m));
             // Claims are on subscribers only (see `claims::previous_owners`); the check
             // costs less than a search.
-            let i = slot[local(m)] as usize;
+            let i = slot[lm] as usize;
+            debug_assert_eq!(subscribers.get(i), Some(&m), "a claim off the subscribers");
             if subscribers.get(i) == Some(&m) {
-                claim_mask[i] |= topic_masks[p as usize];
+                claim_mask[i] |= mask;
             }
+            claim_at.push(i as u32);
         }
+        // A topic without keepable claims has no claim masks (`suits` reads none).
+        if kept.is_empty() {
+            claim_masks.truncate(start);
+        }
+        keepable[t as usize] = kept;
         masks.push(topic_masks);
     }
     claim_start.push(claim_masks.len());
+    claim_at_start.push(claim_at.len());
     // A joiner's extra is best taken from a holder whose freed partition it can align.
     let suits = |lt: usize, from: usize, to: usize| {
         let m = problem.subscribers[comp.topics[lt] as usize][to];
@@ -225,7 +243,7 @@ pub(crate) fn assign(
         spare: Vec::new(),
         flow: Transport::default(),
         racks: racks.len(),
-        slot: vec![0; comp.members.len()],
+        open: Vec::new(),
         capacity: Vec::new(),
         buckets: vec![Vec::new(); racks.len()],
         cursor: Vec::new(),
@@ -233,9 +251,10 @@ pub(crate) fn assign(
     let scope = exchange::Scope {
         problem,
         comp,
-        index: &index,
         member_bit: &member_bit,
         keepable: &keepable,
+        claim_at: &claim_at,
+        claim_at_start: &claim_at_start,
         keep_within: vec![std::cell::Cell::new(0); comp.topics.len()],
         cells: std::cell::OnceCell::new(),
     };
@@ -324,31 +343,19 @@ fn deal_topic(
     lists: &mut [Vec<(u32, i32)>],
 ) -> bool {
     let t = x.comp.topics[lt];
-    let subs = &counts.subs[lt];
-    let keepable = &x.keepable[t as usize];
-    let mut slot = std::mem::take(&mut deal.slot);
-    // Claims are on subscribers only (see `claims::previous_owners`): a claim's owner is
-    // found by its local index.
-    if !keepable.is_empty() {
-        for (i, &lm) in subs.iter().enumerate() {
-            slot[lm as usize] = i as u32;
-        }
-    }
     let topic = Topic {
         topic: t,
         masks: &masks[lt],
         subscribers: &x.problem.subscribers[t as usize],
-        local: subs,
+        local: &counts.subs[lt],
         member_bit: x.member_bit,
         floor: counts.floor[lt],
         chosen: &counts.chosen[lt],
-        keepable,
+        keepable: &x.keepable[t as usize],
+        claim_at: &x.claim_at[x.claim_at_start[lt]..x.claim_at_start[lt + 1]],
         keep_within: x.keep_within[lt].get(),
     };
-    let at = |m: u32| slot[x.index.get(x.comp, m)] as usize;
-    let dealt = deal.topic(&topic, at, lists);
-    deal.slot = slot;
-    dealt
+    deal.topic(&topic, lists)
 }
 
 /// Applies exchange `e` (its topic's deal has been taken back). When its other topic is dealt
@@ -405,6 +412,8 @@ struct Topic<'a> {
     chosen: &'a [u32],
     /// The keepable claims: (partition, member), ascending by partition.
     keepable: &'a [(i32, u32)],
+    /// Per keepable claim: its owner's index among the subscribers.
+    claim_at: &'a [u32],
     /// Racks whose claims are kept first (see [`Scope::keep_within`]).
     keep_within: u64,
 }
@@ -423,9 +432,8 @@ struct RackDeal {
     flow: Transport,
     /// How many racks the component's members run in.
     racks: usize,
-    /// Per local member: its index among the current topic's subscribers (set only for
-    /// topics with keepable claims).
-    slot: Vec<u32>,
+    /// The current topic's subscribers with room left after their claims, ascending.
+    open: Vec<u32>,
     /// Per rack: the room its subscribers have left.
     capacity: Vec<u64>,
     /// Per rack: the partitions the small flow sends there, ascending.
@@ -439,13 +447,8 @@ struct RackDeal {
 impl RackDeal {
     /// Deals one topic as the [module docs](self) describe, or returns false when some
     /// alignable partition left over cannot be placed aligned (or too many masks), having
-    /// written part of it. `index(m)` is m's position among the subscribers.
-    fn topic(
-        &mut self,
-        x: &Topic<'_>,
-        index: impl Fn(u32) -> usize,
-        lists: &mut [Vec<(u32, i32)>],
-    ) -> bool {
+    /// written part of it.
+    fn topic(&mut self, x: &Topic<'_>, lists: &mut [Vec<(u32, i32)>]) -> bool {
         let t = x.topic;
         let room = &mut self.room[..x.subscribers.len()];
         room.fill(x.floor);
@@ -465,27 +468,30 @@ impl RackDeal {
             #[cfg(not(test))]
             let taken = 1;
             early.resize(x.keepable.len(), false);
-            for (c, &(p, m)) in x.keepable.iter().enumerate() {
+            for (c, (&(p, _), &i)) in x.keepable.iter().zip(x.claim_at).enumerate() {
                 let mask = x.masks[p as usize];
-                let i = index(m);
+                let i = i as usize;
                 if mask != 0 && mask & !x.keep_within == 0 && room[i] > 0 {
                     room[i] -= taken;
                     early[c] = true;
                 }
             }
         }
-        let mut claims = x.keepable.iter().enumerate().peekable();
+        // The next claim (number c) and its partition (-1 past the last).
+        let mut c = 0;
+        let claimed_at = |c: usize| x.keepable.get(c).map_or(-1, |&(p, _)| p);
+        let mut claimed = claimed_at(c);
         for (p, &mask) in x.masks.iter().enumerate() {
             let p = p as i32;
-            if let Some(&(c, &(claimed, m))) = claims.peek()
-                && claimed == p
-            {
-                claims.next();
-                if early.get(c) == Some(&true) {
+            if claimed == p {
+                let (m, i) = (x.keepable[c].1, x.claim_at[c] as usize);
+                let first = x.keep_within != 0 && early[c];
+                c += 1;
+                claimed = claimed_at(c);
+                if first {
                     lists[m as usize].push((t, p));
                     continue;
                 }
-                let i = index(m);
                 if room[i] > 0 {
                     room[i] -= 1;
                     lists[m as usize].push((t, p));
@@ -524,24 +530,22 @@ impl RackDeal {
             }
         }
         self.groups.truncate(kept);
-        // With f_t = 0 only the chosen subscribers have room: the passes below visit those
-        // (ascending, as the subscribers are) instead of every subscriber.
-        let visited = if x.floor == 0 {
-            x.chosen.len()
+        // The passes below visit only the subscribers with room left, ascending (a
+        // subscriber without room adds no capacity and takes no partition). With f_t = 0 only
+        // the chosen ones can have any.
+        self.open.clear();
+        if x.floor == 0 {
+            self.open
+                .extend(x.chosen.iter().copied().filter(|&i| room[i as usize] > 0));
         } else {
-            x.subscribers.len()
-        };
-        let at = |k: usize| {
-            if x.floor == 0 {
-                x.chosen[k] as usize
-            } else {
-                k
-            }
-        };
+            self.open
+                .extend((0..room.len() as u32).filter(|&i| room[i as usize] > 0));
+        }
         let bit = |i: usize| x.member_bit[x.local[i] as usize];
         self.capacity.clear();
         self.capacity.resize(self.racks, 0);
-        for i in (0..visited).map(at) {
+        for &i in &self.open {
+            let i = i as usize;
             if bit(i) != 0 {
                 self.capacity[bit(i).trailing_zeros() as usize] += u64::from(room[i]);
             }
@@ -573,11 +577,9 @@ impl RackDeal {
         self.cursor.clear();
         self.cursor.resize(self.racks, 0);
         let mut next = self.free.iter();
-        for i in (0..visited).map(at) {
+        for &i in &self.open {
+            let i = i as usize;
             let mut left = room[i] as usize;
-            if left == 0 {
-                continue;
-            }
             let m = x.subscribers[i];
             if bit(i) != 0 {
                 let r = bit(i).trailing_zeros() as usize;

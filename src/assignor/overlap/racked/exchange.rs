@@ -30,7 +30,7 @@
 //! first, then among those that give up no more than they receive. Deterministic: only the
 //! canonical order is read.
 
-use super::super::super::components::{Component, LocalIndex};
+use super::super::super::components::Component;
 use super::super::super::problem::Problem;
 use super::super::Counts;
 
@@ -58,12 +58,15 @@ pub(super) struct Exchange {
 pub(super) struct Scope<'a, 'p> {
     pub problem: &'a Problem<'p>,
     pub comp: &'a Component,
-    /// Local member indices of the component's members.
-    pub index: &'a LocalIndex,
     /// Per local member: its rack's bit.
     pub member_bit: &'a [u64],
     /// Per topic: the keepable claims (partition, member), ascending by partition.
     pub keepable: &'a [Vec<(i32, u32)>],
+    /// Per keepable claim, topic after topic: its owner's index among the topic's
+    /// subscribers.
+    pub claim_at: &'a [u32],
+    /// Per local topic: where its claims start in `claim_at` (one more entry at the end).
+    pub claim_at_start: &'a [usize],
     /// Per local topic: racks such that a member keeps first its claims whose masks lie
     /// within them (0: lowest numbers first). Set after a deal of the topic failed with
     /// those racks full; which claims a member keeps changes neither its count nor how many
