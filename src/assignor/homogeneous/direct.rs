@@ -171,20 +171,27 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             continue;
         }
         // `has` flags the members given this topic past the kept cells; a kept one is found
-        // in `chosen[..kept]` (ascending) until the exchange, which reads only the flags,
-        // needs them all. The fill asks about a few members, so most topics flag none of the
-        // kept.
+        // in `chosen[..kept]` (ascending) until the fill has asked about a few members or
+        // the exchange, which reads only the flags, needs them all (see `holds`). The fill
+        // usually asks about a few members only, so most topics flag none of the kept.
         for &lm in &chosen[kept..] {
             has[lm as usize] = true;
         }
         let mut kept_flagged = false;
+        let mut searches = 0;
         if !short.is_empty() {
             short.sort_by_key(|&lm| (std::cmp::Reverse(q - received[lm as usize]), lm));
             for &lm in &short {
                 if left == 0 {
                     break;
                 }
-                if !holds(&has, &chosen[..kept], lm) {
+                if !holds(
+                    &mut has,
+                    &chosen[..kept],
+                    &mut kept_flagged,
+                    &mut searches,
+                    lm,
+                ) {
                     has[lm as usize] = true;
                     received[lm as usize] += 1;
                     chosen.push(lm);
@@ -199,7 +206,15 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             let lm = cursor;
             cursor = if cursor + 1 == n { 0 } else { cursor + 1 };
             visited += 1;
-            if received[lm] == q && !holds(&has, &chosen[..kept], lm as u32) {
+            if received[lm] == q
+                && !holds(
+                    &mut has,
+                    &chosen[..kept],
+                    &mut kept_flagged,
+                    &mut searches,
+                    lm as u32,
+                )
+            {
                 has[lm] = true;
                 received[lm] += 1;
                 above += 1;
@@ -209,7 +224,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             }
         }
         // Every member that may still take an extra already has this topic: exchange.
-        if left > 0 {
+        if left > 0 && !kept_flagged {
             for &lm in &chosen[..kept] {
                 has[lm as usize] = true;
             }
@@ -356,10 +371,34 @@ fn leave_out(
 }
 
 /// Whether member `lm` is given the current topic: flagged in `has` (the members given it
-/// past the kept cells), or one of the `kept` cells (ascending).
-fn holds(has: &[bool], kept: &[u32], lm: u32) -> bool {
-    has[lm as usize] || kept.binary_search(&lm).is_ok()
+/// past the kept cells, and the `kept` cells too once `kept_flagged`), or one of the `kept`
+/// cells (ascending). After [`SEARCHES`] binary searches in `kept` (counted in `searches`),
+/// the kept cells are flagged and the flags answer alone.
+fn holds(
+    has: &mut [bool],
+    kept: &[u32],
+    kept_flagged: &mut bool,
+    searches: &mut u32,
+    lm: u32,
+) -> bool {
+    if !*kept_flagged {
+        if *searches < SEARCHES {
+            *searches += 1;
+            return has[lm as usize] || kept.binary_search(&lm).is_ok();
+        }
+        for &k in kept {
+            has[k as usize] = true;
+        }
+        *kept_flagged = true;
+    }
+    has[lm as usize]
 }
+
+/// How many members [`holds`] looks up in a topic's kept cells before it flags them all:
+/// flagging and clearing cost about as much per cell as a search per step, and the fill of
+/// a join or leave usually asks about one or two members (measured on 1,000 members,
+/// 500-partition topics), while on buckets it may ask about most.
+const SEARCHES: u32 = 8;
 
 /// One exchange for a topic whose extras no member that may take one lacks: a member `giver`
 /// lacking the topic (`has` false) gives up an extra of an earlier topic that is not a
