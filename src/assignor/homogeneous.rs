@@ -361,9 +361,9 @@ pub(crate) mod planted {
         /// even when the floor is above 0 (so members that own some partitions of a topic
         /// but do not gain keep stale counts into the next topic).
         pub(crate) static RESET_BY_GAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-        /// Listing the gaining members of a topic with floor 0: the owners are taken as they
-        /// come, without checking that they ascend (so repeated or unordered owners go into
-        /// the list as they are).
+        /// Listing the gaining members of a topic: the owners are taken as they come,
+        /// without checking that they ascend (so repeated or unordered owners go into the
+        /// list as they are, and with f_t > 0 a member's runs are counted apart).
         pub(crate) static ORDER_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         /// The flow's proposed start keeps every gaining cell a topic has room for, past
         /// the member's cap (more than its edges to the sink carry, so the solver must

@@ -86,6 +86,10 @@ fn topic_extras_by(
     // Marks for sorting long lists of gaining members by one scan (see `sort_ids`).
     let mut mark = vec![false; n];
     let mut total_extras = 0u64;
+    #[cfg(test)]
+    let checked = !planted::ORDER_UNCHECKED.get();
+    #[cfg(not(test))]
+    let checked = true;
     for &t in &comp.topics {
         let partitions = problem.partitions(t);
         let floor = partitions / n as u32;
@@ -103,10 +107,6 @@ fn topic_extras_by(
             // gaining members as they are (local ids ascend with member indices).
             let mut last = None;
             let mut ascending = true;
-            #[cfg(test)]
-            let checked = !planted::ORDER_UNCHECKED.get();
-            #[cfg(not(test))]
-            let checked = true;
             for &(_, m) in claims {
                 let lm = local(m);
                 if checked && last >= Some(lm) {
@@ -137,6 +137,16 @@ fn topic_extras_by(
                 }
             }
         } else {
+            gaining = Vec::new();
+            if gaining_in_runs(claims, floor, &local, checked, &mut gaining) {
+                topics.push(TopicExtras {
+                    topic: t,
+                    extra,
+                    gaining,
+                    chosen: Vec::new(),
+                });
+                continue;
+            }
             for &(_, m) in claims {
                 let lm = local(m);
                 if count[lm as usize] == 0 {
@@ -175,4 +185,40 @@ fn topic_extras_by(
     let s = (total_extras % n as u64) as u32;
 
     (topics, q, s)
+}
+
+/// When the owners of `claims` (one topic's, by partition) come in runs, one per owner, of
+/// strictly ascending members (as a deal that hands each member a range leaves them; the
+/// order is not looked at unless `checked`): a member's count of the topic is the length of
+/// its one run, so this puts the local ids (`local(m)`) of the owners whose run is longer
+/// than `floor` in `gaining` (empty on entry), ascending, and returns true. Otherwise
+/// returns false and `gaining` is to be cleared.
+fn gaining_in_runs(
+    claims: &[(i32, u32)],
+    floor: u32,
+    local: impl Fn(u32) -> u32,
+    checked: bool,
+    gaining: &mut Vec<u32>,
+) -> bool {
+    let Some((&(_, first), rest)) = claims.split_first() else {
+        return true;
+    };
+    let (mut m, mut len) = (first, 1u32);
+    for &(_, next) in rest {
+        if next == m {
+            len += 1;
+            continue;
+        }
+        if checked && next < m {
+            return false;
+        }
+        if len > floor {
+            gaining.push(local(m));
+        }
+        (m, len) = (next, 1);
+    }
+    if len > floor {
+        gaining.push(local(m));
+    }
+    true
 }
