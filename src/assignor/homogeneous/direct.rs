@@ -302,7 +302,11 @@ fn leave_out(
         }
         order.clear();
         order.extend_from_slice(&x.gaining);
-        order.sort_unstable_by_key(|&lm| (std::cmp::Reverse(count[lm as usize]), lm));
+        // The keys are distinct (ids break ties), so the first `surplus` are one set in
+        // whatever order they come; the drops are sorted later.
+        order.select_nth_unstable_by_key(surplus - 1, |&lm| {
+            (std::cmp::Reverse(count[lm as usize]), lm)
+        });
         for &lm in &order[..surplus] {
             count[lm as usize] -= 1;
             free[i] += 1;
