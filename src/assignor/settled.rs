@@ -284,8 +284,8 @@ thread_local! {
     /// Tests only: a planted fault, members at a topic's ceiling not counted (only the
     /// ceiling itself bounds each count).
     pub(crate) static CEILING_UNCOUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Tests only: a planted fault, the owners of a topic with fewer partitions than members
-    /// taken as ascending (each once) without looking.
+    /// Tests only: a planted fault, the owners of a topic taken as ascending runs, one per
+    /// owner, without looking at their order or at the runs' lengths.
     pub(crate) static ASCENT_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: a planted fault, replica racks not looked at.
     pub(crate) static RACKS_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
