@@ -56,53 +56,70 @@ impl Dealer {
         lists: &mut [Vec<(u32, i32)>],
     ) {
         let (t, floor) = (deal.topic, deal.floor);
-        let room = &mut self.room;
+        let room = &mut self.room[..deal.subscribers.len()];
         if floor > 0 {
-            room[..deal.subscribers.len()].fill(floor);
+            room.fill(floor);
         }
         for &i in deal.chosen {
             room[i as usize] += 1;
         }
         // Claims are ascending and distinct (one per partition at most), so the partitions
-        // between two of them are unclaimed and go to the free list whole.
-        self.free.clear();
+        // between two of them are unclaimed and go to the free list whole (after a balanced
+        // deal most claims follow one another: no run is checked for then).
+        let free = &mut self.free;
+        free.clear();
         let mut unclaimed = 0;
         for &(p, m) in deal.owners {
-            self.free.extend(unclaimed..p);
+            if p > unclaimed {
+                free.extend(unclaimed..p);
+            }
             unclaimed = p + 1;
-            let i = index(m);
-            if room[i] > 0 {
-                room[i] -= 1;
+            let open = &mut room[index(m)];
+            if *open > 0 {
+                *open -= 1;
                 lists[m as usize].push((t, p));
             } else {
-                self.free.push(p);
+                free.push(p);
             }
         }
-        self.free.extend(unclaimed..deal.partitions as i32);
-        // Every count is met: the places left equal the partitions left (module docs).
-        let mut free = self.free.as_slice();
+        if (deal.partitions as i32) > unclaimed {
+            free.extend(unclaimed..deal.partitions as i32);
+        }
+        // Every count is met: the places left equal the partitions left (module docs), and
+        // both fall by the same amount at every hand, so once no partition is left every
+        // place is closed and the rest of `room` is already zero.
+        let mut free = free.as_slice();
+        let all_kept = free.is_empty();
         let mut hand = |open: u32, list: &mut Vec<(u32, i32)>| {
             let (given, rest) = free.split_at((open as usize).min(free.len()));
             list.extend(given.iter().map(|&p| (t, p)));
             free = rest;
+            free.is_empty()
         };
-        if floor == 0 {
+        if all_kept {
+            // Every place was closed by a kept claim: nothing to hand.
+        } else if floor == 0 {
             // Only members given the extra have room: visit them alone (ascending, the same
             // order as the loop below).
             for &i in deal.chosen {
                 let open = std::mem::take(&mut room[i as usize]);
-                if open > 0 {
-                    hand(open, &mut lists[deal.subscribers[i as usize] as usize]);
+                if open > 0 && hand(open, &mut lists[deal.subscribers[i as usize] as usize]) {
+                    break;
                 }
             }
         } else {
             for (open, &m) in room.iter_mut().zip(deal.subscribers) {
-                if *open > 0 {
-                    hand(*open, &mut lists[m as usize]);
+                let open = std::mem::take(open);
+                if open > 0 && hand(open, &mut lists[m as usize]) {
+                    break;
                 }
-                *open = 0;
             }
         }
+        #[cfg(test)]
+        assert!(
+            room.iter().all(|&r| r == 0),
+            "counts of topic {t} do not add up to its partitions"
+        );
     }
 }
 
@@ -147,10 +164,27 @@ mod tests {
 
     #[test]
     fn owners_keep_up_to_their_count_and_the_rest_go_out_in_ascending_order() {
-        // 3 members, 8 partitions, floor 2, member 1 gets the extra. Member 0 owns 0, 1, 2
-        // (keeps two), member 2 owns 5; 3, 4, 6, 7 are unclaimed (runs between claims).
-        let lists = deal(3, 8, 2, &[1], &[(0, 0), (1, 0), (2, 0), (5, 2)]);
+        // 3 members, 7 partitions, floor 2, member 1 gets the extra. Member 0 owns 0, 1, 2
+        // (keeps two), member 2 owns 5; 3, 4, 6 are unclaimed (runs between claims).
+        let lists = deal(3, 7, 2, &[1], &[(0, 0), (1, 0), (2, 0), (5, 2)]);
         assert_eq!(lists, vec![vec![0, 1], vec![2, 3, 4], vec![5, 6]]);
+    }
+
+    #[test]
+    fn the_hand_stops_where_the_partitions_run_out_and_leaves_no_room_open() {
+        // Floor 2 over 3 members, 7 partitions, member 2 gets the extra: members 1 and 2 keep
+        // all they have room for, so member 0 takes the last two free partitions and the
+        // members after it are not visited (their room is already closed).
+        let owners = [(2, 1), (3, 1), (4, 2), (5, 2), (6, 2)];
+        let lists = deal(3, 7, 2, &[2], &owners);
+        assert_eq!(lists, vec![vec![0, 1], vec![2, 3], vec![4, 5, 6]]);
+        // Floor 0, all chosen: the first chosen member without a claim takes the one free
+        // partition; the others kept theirs.
+        let lists = deal(4, 3, 0, &[0, 1, 3], &[(0, 0), (1, 3)]);
+        assert_eq!(lists, vec![vec![0], vec![2], vec![], vec![1]]);
+        // Every place closed by a kept claim: nothing handed.
+        let lists = deal(3, 3, 1, &[], &[(0, 2), (1, 0), (2, 1)]);
+        assert_eq!(lists, vec![vec![1], vec![2], vec![0]]);
     }
 
     #[test]

@@ -157,16 +157,40 @@ fn assign_choosing(
         return Route::Rotation;
     }
     reserve(problem, comp, lists);
-    let index = comp.local_index(problem.members.len());
-    let local = |m: u32| index.get(comp, m) as u32;
     let choice = if rotation_only {
         Choice::Rotation
     } else {
         Choice::Best
     };
     let (topics, route) = choose_extras(problem, comp, owners, choice);
+    if extras::holds_every_member(problem, comp) {
+        deal(problem, comp, owners, &topics, |m| m as usize, lists);
+    } else {
+        let index = comp.local_index(problem.members.len());
+        deal(
+            problem,
+            comp,
+            owners,
+            &topics,
+            |m| index.get(comp, m),
+            lists,
+        );
+    }
+    route
+}
 
-    // Deal the partitions of every topic: its subscribers are the component's members.
+/// Deals the partitions of every topic of `comp` with the extras of `topics` (see
+/// [`Dealer`]): its subscribers are the component's members. `local(m)` is member m's local
+/// id.
+fn deal(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    topics: &[TopicExtras],
+    local: impl Fn(u32) -> usize,
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    let n = comp.members.len();
     let mut dealer = Dealer::new(n);
     let mut next_topic = 0;
     for &t in &comp.topics {
@@ -186,9 +210,8 @@ fn assign_choosing(
             chosen,
             owners: &owners[t as usize],
         };
-        dealer.topic(&deal, |m| local(m) as usize, lists);
+        dealer.topic(&deal, &local, lists);
     }
-    route
 }
 
 /// How [`choose_extras`] may choose.
@@ -338,6 +361,10 @@ pub(crate) mod planted {
         /// even when the floor is above 0 (so members that own some partitions of a topic
         /// but do not gain keep stale counts into the next topic).
         pub(crate) static RESET_BY_GAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Listing the gaining members of a topic: the owners are taken as they come,
+        /// without checking that they ascend (so repeated or unordered owners go into the
+        /// list as they are, and with f_t > 0 a member's runs are counted apart).
+        pub(crate) static ORDER_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         /// The flow's proposed start keeps every gaining cell a topic has room for, past
         /// the member's cap (more than its edges to the sink carry, so the solver must
         /// refuse the proposal).

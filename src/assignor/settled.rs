@@ -85,7 +85,8 @@ pub(crate) fn assign(
     // Per topic, counts are reset lazily (`seen[lm]` is the last topic position counted),
     // so a topic costs O(its claims), not O(n). Its P_t claims, none above the ceiling,
     // leave nobody below the floor exactly when r_t of them reach the ceiling (with
-    // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t.
+    // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t. Claims in
+    // ascending runs, one per owner (as a deal leaves them), are counted per run instead.
     let mut seen = vec![usize::MAX; n];
     let mut count = vec![0u32; n];
     let mut load = vec![0u64; n];
@@ -94,22 +95,31 @@ pub(crate) fn assign(
         let floor = (partitions / n) as u32;
         let extras = partitions % n;
         let ceiling = floor + u32::from(extras > 0);
-        let mut at_ceiling = 0usize;
-        for &(_, m) in &owners[t as usize] {
-            let lm = index.get(comp, m);
-            if seen[lm] != i {
-                seen[lm] = i;
-                count[lm] = 0;
+        let claims = &owners[t as usize];
+        let at_ceiling = match ascending_runs(claims, ceiling, |m| index.get(comp, m), &mut load) {
+            // With no extras the count below counts nobody at the ceiling (the floor).
+            Some(runs) if extras > 0 => runs,
+            Some(_) => 0,
+            None => {
+                let mut at_ceiling = 0usize;
+                for &(_, m) in claims {
+                    let lm = index.get(comp, m);
+                    if seen[lm] != i {
+                        seen[lm] = i;
+                        count[lm] = 0;
+                    }
+                    count[lm] += 1;
+                    load[lm] += 1;
+                    if count[lm] > ceiling {
+                        return false;
+                    }
+                    if extras > 0 && count[lm] == ceiling {
+                        at_ceiling += 1;
+                    }
+                }
+                at_ceiling
             }
-            count[lm] += 1;
-            load[lm] += 1;
-            if count[lm] > ceiling {
-                return false;
-            }
-            if extras > 0 && count[lm] == ceiling {
-                at_ceiling += 1;
-            }
-        }
+        };
         #[cfg(test)]
         let at_ceiling = if CEILING_UNCOUNTED.with(std::cell::Cell::get) {
             extras
@@ -149,6 +159,72 @@ pub(crate) fn assign(
     #[cfg(test)]
     SETTLED.with(|c| c.set(c.get() + 1));
     true
+}
+
+/// When the owners of `claims` (one topic's, by partition) come in runs, one per owner,
+/// of strictly ascending members (as after a deal that hands each member a range) and no
+/// run is longer than `ceiling`: adds each run's length to its owner's `load` (by local id,
+/// `local(m)`) and returns how many runs reach the ceiling. Otherwise leaves `load` as it
+/// was and returns `None`, and the count per claim decides. A member's count of the topic
+/// is then the length of its one run, so this is what that count finds, in one comparison
+/// per claim.
+fn ascending_runs(
+    claims: &[(i32, u32)],
+    ceiling: u32,
+    local: impl Fn(u32) -> usize,
+    load: &mut [u64],
+) -> Option<usize> {
+    #[cfg(test)]
+    let checked = !ASCENT_UNCHECKED.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let checked = true;
+    if ceiling == 1 {
+        // Runs of one claim each: the owners strictly ascend (the common case of a topic
+        // with fewer partitions than members, in one comparison and one load per claim).
+        let mut last = None;
+        for (k, &(_, m)) in claims.iter().enumerate() {
+            if checked && last >= Some(m) {
+                for &(_, m) in &claims[..k] {
+                    load[local(m)] -= 1;
+                }
+                return None;
+            }
+            last = Some(m);
+            load[local(m)] += 1;
+        }
+        return Some(claims.len());
+    }
+    let Some((&(_, first), rest)) = claims.split_first() else {
+        return Some(0);
+    };
+    let (mut m, mut len) = (first, 1u32);
+    // Claims in the runs closed so far, and how many of those runs reach the ceiling.
+    let (mut closed, mut at_ceiling) = (0usize, 0usize);
+    for &(_, next) in rest {
+        if next == m {
+            len += 1;
+            continue;
+        }
+        if checked && (next < m || len > ceiling) {
+            for &(_, m) in &claims[..closed] {
+                load[local(m)] -= 1;
+            }
+            return None;
+        }
+        at_ceiling += usize::from(len == ceiling);
+        load[local(m)] += u64::from(len);
+        closed += len as usize;
+        (m, len) = (next, 1);
+    }
+    if checked && len > ceiling {
+        for &(_, m) in &claims[..closed] {
+            load[local(m)] -= 1;
+        }
+        return None;
+    }
+    at_ceiling += usize::from(len == ceiling);
+    load[local(m)] += u64::from(len);
+    Some(at_ceiling)
 }
 
 /// Whether every alignable partition of `comp`'s topics is with an owner in one of its
@@ -208,6 +284,9 @@ thread_local! {
     /// Tests only: a planted fault, members at a topic's ceiling not counted (only the
     /// ceiling itself bounds each count).
     pub(crate) static CEILING_UNCOUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, the owners of a topic taken as ascending runs, one per
+    /// owner, without looking at their order or at the runs' lengths.
+    pub(crate) static ASCENT_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: a planted fault, replica racks not looked at.
     pub(crate) static RACKS_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

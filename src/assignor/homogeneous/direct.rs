@@ -131,21 +131,18 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
         let x = &mut rest[0];
         let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
         let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
-        if drops_end == next_drop {
-            chosen.extend_from_slice(&x.gaining);
-        } else {
-            let mut drops = dropped[next_drop..drops_end]
-                .iter()
-                .map(|&(_, lm)| lm)
-                .peekable();
-            for &lm in &x.gaining {
-                if drops.peek() == Some(&lm) {
-                    drops.next();
-                } else {
-                    chosen.push(lm);
-                }
-            }
+        // The gaining members less those left out (both ascending): the runs between two
+        // left out are copied whole. A member left out is a gaining member; should one not
+        // be, it and the rest are ignored.
+        let mut from = 0;
+        for &(_, lm) in &dropped[next_drop..drops_end] {
+            let Ok(k) = x.gaining[from..].binary_search(&lm) else {
+                break;
+            };
+            chosen.extend_from_slice(&x.gaining[from..from + k]);
+            from += k + 1;
         }
+        chosen.extend_from_slice(&x.gaining[from..]);
         next_drop = drops_end;
         let kept = chosen.len();
         // Every kept cell is a gaining cell; a filled one is when it was left out above.
@@ -173,16 +170,28 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             };
             continue;
         }
-        for &lm in &chosen {
+        // `has` flags the members given this topic past the kept cells; a kept one is found
+        // in `chosen[..kept]` (ascending) until the fill has asked about a few members or
+        // the exchange, which reads only the flags, needs them all (see `holds`). The fill
+        // usually asks about a few members only, so most topics flag none of the kept.
+        for &lm in &chosen[kept..] {
             has[lm as usize] = true;
         }
+        let mut kept_flagged = false;
+        let mut searches = 0;
         if !short.is_empty() {
             short.sort_by_key(|&lm| (std::cmp::Reverse(q - received[lm as usize]), lm));
             for &lm in &short {
                 if left == 0 {
                     break;
                 }
-                if !has[lm as usize] {
+                if !holds(
+                    &mut has,
+                    &chosen[..kept],
+                    &mut kept_flagged,
+                    &mut searches,
+                    lm,
+                ) {
                     has[lm as usize] = true;
                     received[lm as usize] += 1;
                     chosen.push(lm);
@@ -197,7 +206,15 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             let lm = cursor;
             cursor = if cursor + 1 == n { 0 } else { cursor + 1 };
             visited += 1;
-            if received[lm] == q && !has[lm] {
+            if received[lm] == q
+                && !holds(
+                    &mut has,
+                    &chosen[..kept],
+                    &mut kept_flagged,
+                    &mut searches,
+                    lm as u32,
+                )
+            {
                 has[lm] = true;
                 received[lm] += 1;
                 above += 1;
@@ -207,6 +224,12 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             }
         }
         // Every member that may still take an extra already has this topic: exchange.
+        if left > 0 && !kept_flagged {
+            for &lm in &chosen[..kept] {
+                has[lm as usize] = true;
+            }
+            kept_flagged = true;
+        }
         while left > 0 {
             let Some((giver, taker, taker_gains)) =
                 exchange(earlier, &has, &received, q, above < s, &mut work)
@@ -225,7 +248,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             left -= 1;
         }
         short.retain(|&lm| received[lm as usize] < q);
-        for &lm in &chosen {
+        for &lm in &chosen[if kept_flagged { 0 } else { kept }..] {
             has[lm as usize] = false;
         }
         x.chosen = merge_runs(chosen, kept);
@@ -269,22 +292,8 @@ fn leave_out(
     received: &mut [u32],
 ) {
     let n = count.len();
-    // Member → its gaining topics (positions in `topics`, ascending), as one flat table.
-    let mut start = vec![0usize; n + 1];
-    for lm in 0..n {
-        start[lm + 1] = start[lm] + count[lm] as usize;
-    }
-    let mut fill = start.clone();
-    let mut gaining_of = vec![0u32; start[n]];
-    for (i, x) in topics.iter().enumerate() {
-        for &lm in &x.gaining {
-            gaining_of[fill[lm as usize]] = i as u32;
-            fill[lm as usize] += 1;
-        }
-    }
     // A topic with more gaining members than extras leaves the surplus out first, from the
     // members with the most gaining topics (ties: lower id), those likeliest over their cap.
-    let mut out = vec![false; gaining_of.len()];
     let mut order: Vec<u32> = Vec::new();
     for (i, x) in topics.iter().enumerate() {
         let surplus = x.gaining.len().saturating_sub(x.extra as usize);
@@ -293,18 +302,20 @@ fn leave_out(
         }
         order.clear();
         order.extend_from_slice(&x.gaining);
-        order.sort_unstable_by_key(|&lm| (std::cmp::Reverse(count[lm as usize]), lm));
+        // The keys are distinct (ids break ties), so the first `surplus` are one set in
+        // whatever order they come; the drops are sorted later.
+        order.select_nth_unstable_by_key(surplus - 1, |&lm| {
+            (std::cmp::Reverse(count[lm as usize]), lm)
+        });
         for &lm in &order[..surplus] {
-            let cells = &gaining_of[start[lm as usize]..start[lm as usize + 1]];
-            if let Ok(k) = cells.binary_search(&(i as u32)) {
-                out[start[lm as usize] + k] = true;
-                count[lm as usize] -= 1;
-                free[i] += 1;
-                dropped.push((i as u32, lm));
-            }
+            count[lm as usize] -= 1;
+            free[i] += 1;
+            dropped.push((i as u32, lm));
         }
     }
-    let mut mine: Vec<u32> = Vec::new();
+    // The caps, in id order: q + 1 for the first `plus` members above q, q for the others.
+    // They depend on the counts alone, so they are fixed before any member leaves out.
+    let mut excess = vec![0u32; n];
     for lm in 0..n {
         let count = count[lm];
         let cap = if count > q && plus > 0 {
@@ -314,16 +325,45 @@ fn leave_out(
             q
         };
         received[lm] = count.min(cap);
-        if count > cap {
+        excess[lm] = count.saturating_sub(cap);
+    }
+    // Member over its cap → its gaining topics not left out above (positions in `topics`,
+    // ascending), as one flat table; the other members (usually most) need none.
+    let mut start = vec![0usize; n + 1];
+    for lm in 0..n {
+        let cells = if excess[lm] > 0 { count[lm] } else { 0 };
+        start[lm + 1] = start[lm] + cells as usize;
+    }
+    let mut fill = start.clone();
+    let mut gaining_of = vec![0u32; start[n]];
+    let mut left_out = vec![false; n];
+    let mut surplus_drops = dropped.as_slice();
+    for (i, x) in topics.iter().enumerate() {
+        // This topic's surplus left out (a run of `dropped`, in topic order).
+        let run = surplus_drops.partition_point(|&(t, _)| t as usize == i);
+        let (here, rest) = surplus_drops.split_at(run);
+        surplus_drops = rest;
+        for &(_, lm) in here {
+            left_out[lm as usize] = true;
+        }
+        for &lm in &x.gaining {
+            if excess[lm as usize] > 0 && !left_out[lm as usize] {
+                gaining_of[fill[lm as usize]] = i as u32;
+                fill[lm as usize] += 1;
+            }
+        }
+        for &(_, lm) in here {
+            left_out[lm as usize] = false;
+        }
+    }
+    let mut mine: Vec<u32> = Vec::new();
+    for lm in 0..n {
+        let k = excess[lm] as usize;
+        if k > 0 {
             // Each of its drops is a distinct topic, so the counts of the others do not move
             // while this member chooses: one ordering decides all of them.
             mine.clear();
-            mine.extend(
-                (start[lm]..start[lm + 1])
-                    .filter(|&k| !out[k])
-                    .map(|k| gaining_of[k]),
-            );
-            let k = (count - cap) as usize;
+            mine.extend_from_slice(&gaining_of[start[lm]..start[lm + 1]]);
             mine.select_nth_unstable_by_key(k - 1, |&i| (free[i as usize], i));
             mine[..k].sort_unstable();
             for &i in &mine[..k] {
@@ -333,6 +373,36 @@ fn leave_out(
         }
     }
 }
+
+/// Whether member `lm` is given the current topic: flagged in `has` (the members given it
+/// past the kept cells, and the `kept` cells too once `kept_flagged`), or one of the `kept`
+/// cells (ascending). After [`SEARCHES`] binary searches in `kept` (counted in `searches`),
+/// the kept cells are flagged and the flags answer alone.
+fn holds(
+    has: &mut [bool],
+    kept: &[u32],
+    kept_flagged: &mut bool,
+    searches: &mut u32,
+    lm: u32,
+) -> bool {
+    if !*kept_flagged {
+        if *searches < SEARCHES {
+            *searches += 1;
+            return has[lm as usize] || kept.binary_search(&lm).is_ok();
+        }
+        for &k in kept {
+            has[k as usize] = true;
+        }
+        *kept_flagged = true;
+    }
+    has[lm as usize]
+}
+
+/// How many members [`holds`] looks up in a topic's kept cells before it flags them all:
+/// flagging and clearing cost about as much per cell as a search per step, and the fill of
+/// a join or leave usually asks about one or two members (measured on 1,000 members,
+/// 500-partition topics), while on buckets it may ask about most.
+const SEARCHES: u32 = 8;
 
 /// One exchange for a topic whose extras no member that may take one lacks: a member `giver`
 /// lacking the topic (`has` false) gives up an extra of an earlier topic that is not a

@@ -57,9 +57,28 @@ pub(super) fn topic_extras(
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
 ) -> (Vec<TopicExtras>, u32, u32) {
+    if holds_every_member(problem, comp) {
+        topic_extras_by(comp, problem, owners, |m| m)
+    } else {
+        let index = comp.local_index(problem.members.len());
+        topic_extras_by(comp, problem, owners, |m| index.get(comp, m) as u32)
+    }
+}
+
+/// Whether `comp` holds every member of the group: its members (ascending, distinct) are
+/// then exactly 0..n, so every member index is its own local id and no lookup is needed.
+pub(super) fn holds_every_member(problem: &Problem<'_>, comp: &Component) -> bool {
+    comp.members.len() == problem.members.len()
+}
+
+/// [`topic_extras`], with `local(m)` the local id of member m.
+fn topic_extras_by(
+    comp: &Component,
+    problem: &Problem<'_>,
+    owners: &[Vec<(i32, u32)>],
+    local: impl Fn(u32) -> u32,
+) -> (Vec<TopicExtras>, u32, u32) {
     let n = comp.members.len();
-    let index = comp.local_index(problem.members.len());
-    let local = |m: u32| index.get(comp, m) as u32;
     // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
     let mut topics: Vec<TopicExtras> = Vec::new();
     let mut count = vec![0u32; n];
@@ -67,6 +86,10 @@ pub(super) fn topic_extras(
     // Marks for sorting long lists of gaining members by one scan (see `sort_ids`).
     let mut mark = vec![false; n];
     let mut total_extras = 0u64;
+    #[cfg(test)]
+    let checked = !planted::ORDER_UNCHECKED.get();
+    #[cfg(not(test))]
+    let checked = true;
     for &t in &comp.topics {
         let partitions = problem.partitions(t);
         let floor = partitions / n as u32;
@@ -78,26 +101,52 @@ pub(super) fn topic_extras(
         let claims = &owners[t as usize];
         let mut gaining: Vec<u32>;
         if floor == 0 {
-            // Every owner gains: listed at its first partition, and the counts (only "seen"
-            // flags here) are reset through the gaining members, with no list of the touched.
             gaining = Vec::with_capacity(claims.len().min(n));
+            // Every owner gains. After a balanced deal the owners usually come in ascending
+            // member order as well as by partition, each once: then the claims list the
+            // gaining members as they are (local ids ascend with member indices).
+            let mut last = None;
+            let mut ascending = true;
             for &(_, m) in claims {
                 let lm = local(m);
-                let c = &mut count[lm as usize];
-                if *c == 0 {
-                    gaining.push(lm);
+                if checked && last >= Some(lm) {
+                    ascending = false;
+                    break;
                 }
-                *c += 1;
+                last = Some(lm);
+                gaining.push(lm);
             }
-            // Owners come by partition; after a balanced deal they usually come by member too.
-            // The ids are distinct and below n, so `sort_ids` only sorts.
-            if !gaining.is_sorted() {
-                sort_ids(&mut gaining, &mut mark);
-            }
-            for &lm in &gaining {
-                count[lm as usize] = 0;
+            if !ascending {
+                // Each listed at its first partition, and the counts (only "seen" flags
+                // here) are reset through the gaining members, with no list of the touched.
+                gaining.clear();
+                for &(_, m) in claims {
+                    let lm = local(m);
+                    let c = &mut count[lm as usize];
+                    if *c == 0 {
+                        gaining.push(lm);
+                    }
+                    *c += 1;
+                }
+                // The ids are distinct and below n, so `sort_ids` only sorts.
+                if !gaining.is_sorted() {
+                    sort_ids(&mut gaining, &mut mark);
+                }
+                for &lm in &gaining {
+                    count[lm as usize] = 0;
+                }
             }
         } else {
+            gaining = Vec::new();
+            if gaining_in_runs(claims, floor, &local, checked, &mut gaining) {
+                topics.push(TopicExtras {
+                    topic: t,
+                    extra,
+                    gaining,
+                    chosen: Vec::new(),
+                });
+                continue;
+            }
             for &(_, m) in claims {
                 let lm = local(m);
                 if count[lm as usize] == 0 {
@@ -136,4 +185,40 @@ pub(super) fn topic_extras(
     let s = (total_extras % n as u64) as u32;
 
     (topics, q, s)
+}
+
+/// When the owners of `claims` (one topic's, by partition) come in runs, one per owner, of
+/// strictly ascending members (as a deal that hands each member a range leaves them; the
+/// order is not looked at unless `checked`): a member's count of the topic is the length of
+/// its one run, so this puts the local ids (`local(m)`) of the owners whose run is longer
+/// than `floor` in `gaining` (empty on entry), ascending, and returns true. Otherwise
+/// returns false and `gaining` is to be cleared.
+fn gaining_in_runs(
+    claims: &[(i32, u32)],
+    floor: u32,
+    local: impl Fn(u32) -> u32,
+    checked: bool,
+    gaining: &mut Vec<u32>,
+) -> bool {
+    let Some((&(_, first), rest)) = claims.split_first() else {
+        return true;
+    };
+    let (mut m, mut len) = (first, 1u32);
+    for &(_, next) in rest {
+        if next == m {
+            len += 1;
+            continue;
+        }
+        if checked && next < m {
+            return false;
+        }
+        if len > floor {
+            gaining.push(local(m));
+        }
+        (m, len) = (next, 1);
+    }
+    if len > floor {
+        gaining.push(local(m));
+    }
+    true
 }

@@ -4,7 +4,9 @@
 
 use std::cell::Cell;
 
-use super::super::settled::{CEILING_UNCOUNTED, LOADS_UNCHECKED, OFF, RACKS_UNCHECKED, SETTLED};
+use super::super::settled::{
+    ASCENT_UNCHECKED, CEILING_UNCOUNTED, LOADS_UNCHECKED, OFF, RACKS_UNCHECKED, SETTLED,
+};
 use super::super::*;
 use super::aligned_flow::bench_like;
 use super::oracle::{Rng, brute_force, feed_back, score};
@@ -299,4 +301,78 @@ fn claims_below_a_floor_under_every_ceiling_are_not_settled() {
         caught_with(&CEILING_UNCOUNTED, std::slice::from_ref(&spec)),
         1
     );
+}
+
+/// `spec` with each topic's partitions renumbered so that every member's claims on it form
+/// one run, the runs in member order (as a deal leaves them): the same counts and loads.
+fn in_runs(mut spec: GroupSpec) -> GroupSpec {
+    let mut next: std::collections::HashMap<String, i32> = std::collections::HashMap::new();
+    for m in &mut spec.members {
+        for claim in &mut m.owned {
+            let at = next.entry(claim.topic.clone()).or_insert(0);
+            for p in &mut claim.partitions {
+                *p = *at;
+                *at += 1;
+            }
+        }
+    }
+    spec
+}
+
+/// Claims in ascending runs, one per owner, are counted per run; a member owning two runs
+/// of a topic, or one run past the ceiling, must still be caught (the count decides then).
+#[test]
+fn runs_of_claims_are_counted_as_the_claims_would_be() {
+    // Four members; T of five partitions (floor 1, one extra: ceiling 2), T2 and T3 of two
+    // (floor 0, two extras). A owns 0-1 of T, B 2-4; C and D one of T2 and of T3 each.
+    // Complete, loads 2, 3, 2, 2, exactly one run of T at its ceiling, but B passes it.
+    let claim = |topic: &str, partitions: Vec<i32>| OwnedPartitions {
+        topic: topic.into(),
+        partitions,
+    };
+    let subs = ["T", "T2", "T3"];
+    let mut a = member("A", &subs);
+    a.owned = vec![claim("T", vec![0, 1])];
+    let mut b = member("B", &subs);
+    b.owned = vec![claim("T", vec![2, 3, 4])];
+    let mut c = member("C", &subs);
+    c.owned = vec![claim("T2", vec![0]), claim("T3", vec![0])];
+    let mut d = member("D", &subs);
+    d.owned = vec![claim("T2", vec![1]), claim("T3", vec![1])];
+    let spec = GroupSpec {
+        rack_aware: false,
+        topics: vec![topic("T", 5), topic("T2", 2), topic("T3", 2)],
+        members: vec![a, b, c, d],
+    };
+    let at = settled();
+    let got = UniformV2.assign(&spec).unwrap();
+    assert_eq!(settled(), at, "a run past the ceiling settled");
+    assert_eq!(got, without_shortcut(&spec));
+    assert_eq!(
+        caught_with(&ASCENT_UNCHECKED, std::slice::from_ref(&spec)),
+        1
+    );
+    // Balanced spread claims in runs: settled; then some swapped across topics.
+    let mut rng = Rng(97);
+    let at = settled();
+    let mut specs = Vec::new();
+    for case in 0..150 {
+        let n = 2 + rng.below(10) as usize;
+        let base = in_runs(spread_claims(&mut rng, n, 2 + case % 3, false, true));
+        assert_eq!(UniformV2.assign(&base).unwrap(), without_shortcut(&base));
+        specs.push(swapped(&mut rng, base));
+    }
+    assert_eq!(settled() - at, 150, "claims in runs not all settled");
+    for (case, spec) in specs.iter().enumerate() {
+        let fast = UniformV2.assign(spec).unwrap();
+        assert_eq!(
+            fast,
+            without_shortcut(spec),
+            "case {case}: {}",
+            spec.to_json()
+        );
+    }
+    let caught = caught_with(&ASCENT_UNCHECKED, &specs);
+    println!("unchecked runs caught in {caught} of 150");
+    assert!(caught >= 10, "only {caught} caught");
 }
