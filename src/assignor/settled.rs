@@ -85,8 +85,8 @@ pub(crate) fn assign(
     // Per topic, counts are reset lazily (`seen[lm]` is the last topic position counted),
     // so a topic costs O(its claims), not O(n). Its P_t claims, none above the ceiling,
     // leave nobody below the floor exactly when r_t of them reach the ceiling (with
-    // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t. Claims in
-    // ascending runs, one per owner (as a deal leaves them), are counted per run instead.
+    // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t. Without racks,
+    // claims in ascending runs, one per owner (as a deal leaves them), are counted per run.
     let mut seen = vec![usize::MAX; n];
     let mut count = vec![0u32; n];
     let mut load = vec![0u64; n];
@@ -96,7 +96,14 @@ pub(crate) fn assign(
         let extras = partitions % n;
         let ceiling = floor + u32::from(extras > 0);
         let claims = &owners[t as usize];
-        let at_ceiling = match ascending_runs(claims, ceiling, |m| index.get(comp, m), &mut load) {
+        // Racked claims seldom come in runs (alignment scatters a member's partitions of a
+        // topic), and a check that fails late costs more than it saves there.
+        let runs = if rack_aware {
+            None
+        } else {
+            ascending_runs(claims, ceiling, |m| index.get(comp, m), &mut load)
+        };
+        let at_ceiling = match runs {
             // With no extras the count below counts nobody at the ceiling (the floor).
             Some(runs) if extras > 0 => runs,
             Some(_) => 0,
