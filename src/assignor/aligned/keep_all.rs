@@ -335,18 +335,21 @@ fn release(
         }
     }
     let may = |mask: u64| mask == 0 || mask & racks != 0;
-    // Per member: the claims it may release in the topics not yet passed.
-    let mut options = vec![0u64; count.len()];
     let can = |lm: usize, kept: &[u64], count: &[u64], one_more: u64| {
         count[lm] > 0 || (one_more > 0 && kept[lm] == q + 1)
     };
+    // Per member: whether it may release a claim (fixed until it releases one or
+    // `one_more` runs out, so read from this table rather than re-derived for every claim),
+    // and the claims it may release in the topics not yet passed, counted without a branch
+    // per claim: this pass reads every keepable claim of the component.
+    let mut state: Vec<(bool, u64)> = (0..count.len())
+        .map(|lm| (can(lm, kept, count, one_more), 0))
+        .collect();
     for (i, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(i, t);
         for &(p, m) in &ctx.keepable[t as usize] {
-            let lm = ctx.index.get(comp, m);
-            if can(lm, kept, count, one_more) && may(masks[p as usize]) {
-                options[lm] += 1;
-            }
+            let (able, options) = &mut state[ctx.index.get(comp, m)];
+            *options += u64::from(*able & may(masks[p as usize]));
         }
     }
     let mut owed: u64 = count.iter().sum();
@@ -360,9 +363,10 @@ fn release(
         candidates.clear();
         for &(p, m) in &ctx.keepable[t as usize] {
             let lm = ctx.index.get(comp, m);
-            if can(lm, kept, count, one_more) && may(masks[p as usize]) {
-                candidates.push((count[lm] == 0, options[lm], p, lm));
-                options[lm] -= 1;
+            let (able, options) = &mut state[lm];
+            if *able && may(masks[p as usize]) {
+                candidates.push((count[lm] == 0, *options, p, lm));
+                *options -= 1;
             }
         }
         // Only the first `takers` in order are read: those are selected before sorting (the
@@ -370,6 +374,7 @@ fn release(
         keep_smallest(&mut candidates, takers);
         candidates.sort_unstable();
         let start = dropped.len();
+        let had_one_more = one_more > 0;
         for &(optional, _, p, lm) in candidates.iter().take(takers) {
             if optional {
                 if one_more == 0 {
@@ -382,6 +387,13 @@ fn release(
             }
             kept[lm] -= u64::from(optional);
             dropped.push((i, p));
+            state[lm].0 = can(lm, kept, count, one_more);
+        }
+        if had_one_more && one_more == 0 {
+            // Members at q + 1 owing nothing may no longer release.
+            for (lm, (able, _)) in state.iter_mut().enumerate() {
+                *able = count[lm] > 0;
+            }
         }
         dropped[start..].sort_unstable();
     }
