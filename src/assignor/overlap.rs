@@ -108,6 +108,9 @@ thread_local! {
     pub(crate) static TRUST_PROPOSAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: a planted fault, the gaining cells cost nothing (stickiness ignored).
     pub(crate) static GAINS_IGNORED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, the dealer's slots are never set, as if no topic had
+    /// claims (all stay 0, so the dealer reads the first subscriber's room for every claim).
+    pub(crate) static SLOTS_UNSET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Whether this path applies to `comp`: its members do not all subscribe to the same topics
@@ -133,8 +136,15 @@ pub(crate) fn assign(
     let mut slot = vec![0u32; comp.members.len()];
     let mut dealer = Dealer::new(counts.widest);
     for (lt, &t) in comp.topics.iter().enumerate() {
-        for (i, &lm) in counts.subs[lt].iter().enumerate() {
-            slot[lm as usize] = i as u32;
+        // The dealer asks for the slots of claimants only: none to set without claims (a
+        // full assignment's every topic).
+        let claimed = !owners[t as usize].is_empty();
+        #[cfg(test)]
+        let claimed = claimed && !SLOTS_UNSET.with(std::cell::Cell::get);
+        if claimed {
+            for (i, &lm) in counts.subs[lt].iter().enumerate() {
+                slot[lm as usize] = i as u32;
+            }
         }
         let deal = TopicDeal {
             topic: t,

@@ -3,7 +3,7 @@
 //! bounds or by its flow of extras, and its objective values always equal the class flow's;
 //! input order changes nothing; planted faults in either route are caught.
 
-use super::super::overlap::{BOUNDED, GAINS_IGNORED, TAKEN, TRUST_PROPOSAL};
+use super::super::overlap::{BOUNDED, GAINS_IGNORED, SLOTS_UNSET, TAKEN, TRUST_PROPOSAL};
 use super::super::*;
 use super::oracle::{Rng, checked_against_flow, feed_back};
 use super::overlap::{
@@ -82,6 +82,16 @@ fn a_proposal_trusted_without_its_bounds_is_caught() {
     let caught = caught_with(&TRUST_PROPOSAL, &specs(77, 200));
     println!("unchecked proposals caught: {caught} of 200");
     assert!(caught >= 20, "caught {caught}");
+}
+
+#[test]
+fn a_deal_with_the_slots_of_claimants_unset_is_caught() {
+    // The slots are set only for topics with claims (none on a full assignment): skipping
+    // them where claims exist deals claims by the wrong subscriber's room. Stable groups
+    // have no claims, so at most three in four can be caught.
+    let caught = caught_with(&SLOTS_UNSET, &specs(81, 200));
+    println!("deals with unset slots caught: {caught} of 200");
+    assert!(caught >= 100, "caught {caught}");
 }
 
 #[test]
