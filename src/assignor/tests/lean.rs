@@ -102,13 +102,23 @@ fn gaining_members_equal_their_definition() {
     }
 }
 
+/// How many of the gaining-member specs break their definition with `fault` planted
+/// (printed with `what`).
+fn gaining_caught_with(
+    fault: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    what: &str,
+) -> usize {
+    let specs = specs_for_gaining(0x6a1);
+    fault.set(true);
+    let caught = specs.iter().filter(|s| !gaining_as_defined(s)).count();
+    fault.set(false);
+    println!("{what} caught in {caught} of {}", specs.len());
+    caught
+}
+
 #[test]
 fn resetting_counts_through_the_gaining_members_alone_is_caught() {
-    let specs = specs_for_gaining(0x6a1);
-    planted::RESET_BY_GAINING.set(true);
-    let caught = specs.iter().filter(|s| !gaining_as_defined(s)).count();
-    planted::RESET_BY_GAINING.set(false);
-    println!("stale counts caught in {caught} of {}", specs.len());
+    let caught = gaining_caught_with(&planted::RESET_BY_GAINING, "stale counts");
     // 44 of 120 measured (only topics with f_t > 0 and owners that do not gain can go stale,
     // and only topics whose owners are out of order read the counts).
     assert!(caught >= 20, "only {caught} caught");
@@ -116,11 +126,7 @@ fn resetting_counts_through_the_gaining_members_alone_is_caught() {
 
 #[test]
 fn taking_the_owners_of_a_topic_as_they_come_unchecked_is_caught() {
-    let specs = specs_for_gaining(0x6a1);
-    planted::ORDER_UNCHECKED.set(true);
-    let caught = specs.iter().filter(|s| !gaining_as_defined(s)).count();
-    planted::ORDER_UNCHECKED.set(false);
-    println!("unordered owners caught in {caught} of {}", specs.len());
+    let caught = gaining_caught_with(&planted::ORDER_UNCHECKED, "unordered owners");
     // 80 of 120 measured (only topics where an owner comes after a higher one, or repeats
     // when f_t = 0, can go wrong).
     assert!(caught >= 20, "only {caught} caught");

@@ -13,6 +13,14 @@ use super::oracle::{Rng, brute_force, feed_back, score};
 use super::overlap::caught_with;
 use super::{member, topic};
 
+/// A claim of `partitions` of `topic`.
+fn claim(topic: &str, partitions: Vec<i32>) -> OwnedPartitions {
+    OwnedPartitions {
+        topic: topic.into(),
+        partitions,
+    }
+}
+
 /// Components returned by the shortcut on this thread so far.
 fn settled() -> usize {
     SETTLED.with(Cell::get)
@@ -277,10 +285,6 @@ fn claims_below_a_floor_under_every_ceiling_are_not_settled() {
     // Three members, two topics of four partitions (floor 1, one extra each). T1: A and B
     // two each, C none; T2: A one, B one, C two. Complete, loads 3, 3, 2, no count above a
     // ceiling of 2, but C is below its floor of T1.
-    let claim = |topic: &str, partitions: Vec<i32>| OwnedPartitions {
-        topic: topic.into(),
-        partitions,
-    };
     let subs = ["T1", "T2"];
     let mut a = member("A", &subs);
     a.owned = vec![claim("T1", vec![0, 1]), claim("T2", vec![0])];
@@ -326,10 +330,6 @@ fn runs_of_claims_are_counted_as_the_claims_would_be() {
     // Four members; T of five partitions (floor 1, one extra: ceiling 2), T2 and T3 of two
     // (floor 0, two extras). A owns 0-1 of T, B 2-4; C and D one of T2 and of T3 each.
     // Complete, loads 2, 3, 2, 2, exactly one run of T at its ceiling, but B passes it.
-    let claim = |topic: &str, partitions: Vec<i32>| OwnedPartitions {
-        topic: topic.into(),
-        partitions,
-    };
     let subs = ["T", "T2", "T3"];
     let mut a = member("A", &subs);
     a.owned = vec![claim("T", vec![0, 1])];
