@@ -242,35 +242,92 @@ fn aligned(
     owners: &[Vec<(i32, u32)>],
     index: &super::components::LocalIndex,
 ) -> bool {
-    // No rack among the members: nothing can be aligned.
-    let Some(racks) = RackBits::new(problem, comp) else {
-        return comp.racks(problem).is_empty();
-    };
+    // More than 64 racks among the members: the rack bits decline, and so does this check.
+    if comp.racks(problem).len() > 64 {
+        return false;
+    }
     // An owner running in one of its partition's replica racks is aligned with it, which a
     // comparison of names shows without the partition's mask; only the others need it (a
-    // partition is misplaced when some member's rack is among its replicas).
-    let member_rack: Vec<Option<&str>> = comp
+    // partition is misplaced when some member's rack is among its replicas). The rack bits
+    // are built at the first of those, if any: on a settled component, none.
+    let member_rack: Vec<Own<'_>> = comp
         .members
         .iter()
-        .map(|&m| problem.members[m as usize].rack.as_deref())
+        .map(|&m| match problem.members[m as usize].rack.as_deref() {
+            None => Own::None,
+            Some(rack) => short_key(rack.as_bytes()).map_or(Own::Long(rack), Own::Short),
+        })
         .collect();
+    // Built at the first partition whose owner runs in none of its replica racks; `None`
+    // inside where the members run in no rack (nothing can be aligned then).
+    let mut bits: Option<Option<RackBits<'_>>> = None;
     for &t in &comp.topics {
         let Some(replicas) = &problem.topics[t as usize].replica_racks else {
             continue;
         };
-        let misplaced = owners[t as usize].iter().any(|&(p, m)| {
+        for &(p, m) in &owners[t as usize] {
             let Some(names) = replicas.get(p as usize) else {
-                return false;
+                continue;
             };
-            let own = member_rack[index.get(comp, m)];
-            !own.is_some_and(|rack| names.iter().any(|name| same_name(name, rack)))
+            let at_home = match member_rack[index.get(comp, m)] {
+                Own::Short(key) => names
+                    .iter()
+                    .any(|name| short_key(name.as_bytes()) == Some(key)),
+                Own::Long(rack) => names.iter().any(|name| same_name(name, rack)),
+                Own::None => false,
+            };
+            if at_home {
+                continue;
+            }
+            if let Some(racks) = bits.get_or_insert_with(|| RackBits::new(problem, comp))
                 && racks.mask(names) != 0
-        });
-        if misplaced {
-            return false;
+            {
+                return false;
+            }
         }
     }
     true
+}
+
+/// A member's rack for the comparisons of [`aligned`].
+#[derive(Clone, Copy)]
+enum Own<'a> {
+    /// In no rack.
+    None,
+    /// A name [`short_key`] represents, as its key.
+    Short(u64),
+    /// A longer name.
+    Long(&'a str),
+}
+
+/// A name of at most 7 bytes as one integer: byte i in bits 8i..8(i+1), the length in the
+/// byte after the last, so that two names have the same key only if they are equal. The
+/// bytes are read as words chosen by the length: a few instructions per replica name, where
+/// a comparison byte by byte cost a dozen or more.
+#[inline]
+fn short_key(bytes: &[u8]) -> Option<u64> {
+    let byte = |i: usize| u64::from(bytes[i]);
+    let half = |i: usize| u64::from(u16::from_le_bytes([bytes[i], bytes[i + 1]]));
+    let word = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            bytes[i],
+            bytes[i + 1],
+            bytes[i + 2],
+            bytes[i + 3],
+        ]))
+    };
+    let value = match bytes.len() {
+        0 => 0,
+        1 => byte(0),
+        2 => half(0),
+        3 => half(0) | byte(2) << 16,
+        4 => word(0),
+        5 => word(0) | byte(4) << 32,
+        6 => word(0) | half(4) << 32,
+        7 => word(0) | half(4) << 32 | byte(6) << 48,
+        _ => return None,
+    };
+    Some(value | (bytes.len() as u64) << (8 * bytes.len()))
 }
 
 /// Whether two names are equal, compared byte by byte in place: rack names are short, and
