@@ -230,7 +230,7 @@ pub(super) fn assign(
             order[fill[lm]] = i;
             fill[lm] += 1;
         }
-        let mut claims: Vec<(u32, u64, u64)> = Vec::new();
+        let mut claims: Vec<(u32, u64, u64)> = Vec::with_capacity(keepable.len());
         let mut entry_of = vec![0u32; keepable.len()];
         for lm in 0..n {
             let bucket = &order[start[lm]..start[lm + 1]];
