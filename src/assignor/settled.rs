@@ -87,6 +87,19 @@ pub(crate) fn assign(
     // leave nobody below the floor exactly when r_t of them reach the ceiling (with
     // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t. Without racks,
     // claims in ascending runs, one per owner (as a deal leaves them), are counted per run.
+    #[cfg(test)]
+    let racks_checked = rack_aware && !RACKS_UNCHECKED.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let racks_checked = rack_aware;
+    // With racks, condition 4 is checked claim by claim in the count below (which runs per
+    // claim there), sharing its lookup of the owner.
+    let mut home = None;
+    if racks_checked {
+        let Some(found) = Home::new(problem, comp) else {
+            return false;
+        };
+        home = Some(found);
+    }
     let mut seen = vec![usize::MAX; n];
     let mut count = vec![0u32; n];
     let mut load = vec![0u64; n];
@@ -108,9 +121,19 @@ pub(crate) fn assign(
             Some(runs) if extras > 0 => runs,
             Some(_) => 0,
             None => {
+                let replicas = match &home {
+                    Some(_) => problem.topics[t as usize].replica_racks.as_deref(),
+                    None => None,
+                };
                 let mut at_ceiling = 0usize;
-                for &(_, m) in claims {
+                for &(p, m) in claims {
                     let lm = index.get(comp, m);
+                    if let (Some(home), Some(replicas)) = (&mut home, replicas)
+                        && let Some(names) = replicas.get(p as usize)
+                        && home.misplaced(problem, comp, lm, names)
+                    {
+                        return false;
+                    }
                     if seen[lm] != i {
                         seen[lm] = i;
                         count[lm] = 0;
@@ -147,11 +170,6 @@ pub(crate) fn assign(
         heaviest
     };
     if heaviest > lightest + 1 {
-        return false;
-    }
-    #[cfg(test)]
-    let rack_aware = rack_aware && !RACKS_UNCHECKED.with(std::cell::Cell::get);
-    if rack_aware && !aligned(problem, comp, owners, &index) {
         return false;
     }
     // Each list grows by exactly its member's load: room made once, not doubled as it fills.
@@ -234,43 +252,100 @@ fn ascending_runs(
     Some(at_ceiling)
 }
 
-/// Whether every alignable partition of `comp`'s topics is with an owner in one of its
-/// replica racks (every partition has an owner: checked by the caller).
-fn aligned(
-    problem: &Problem<'_>,
-    comp: &Component,
-    owners: &[Vec<(i32, u32)>],
-    index: &super::components::LocalIndex,
-) -> bool {
-    // No rack among the members: nothing can be aligned.
-    let Some(racks) = RackBits::new(problem, comp) else {
-        return comp.racks(problem).is_empty();
-    };
-    // An owner running in one of its partition's replica racks is aligned with it, which a
-    // comparison of names shows without the partition's mask; only the others need it (a
-    // partition is misplaced when some member's rack is among its replicas).
-    let member_rack: Vec<Option<&str>> = comp
-        .members
-        .iter()
-        .map(|&m| problem.members[m as usize].rack.as_deref())
-        .collect();
-    for &t in &comp.topics {
-        let Some(replicas) = &problem.topics[t as usize].replica_racks else {
-            continue;
-        };
-        let misplaced = owners[t as usize].iter().any(|&(p, m)| {
-            let Some(names) = replicas.get(p as usize) else {
-                return false;
-            };
-            let own = member_rack[index.get(comp, m)];
-            !own.is_some_and(|rack| names.iter().any(|name| same_name(name, rack)))
-                && racks.mask(names) != 0
-        });
-        if misplaced {
-            return false;
+/// Condition 4's check of one claim at a time: every alignable partition is with an owner
+/// in one of its replica racks.
+struct Home<'p> {
+    /// Per local member: its rack.
+    rack: Vec<Own<'p>>,
+    /// The rack bits, built at the first owner running in none of its partition's replica
+    /// racks (on a settled component, never); `None` inside where the members run in no rack
+    /// (nothing can be aligned then).
+    bits: Option<Option<RackBits<'p>>>,
+}
+
+impl<'p> Home<'p> {
+    /// The members' racks, or `None` where they run in more than 64 (the rack bits decline
+    /// there, and so does this check).
+    fn new(problem: &Problem<'p>, comp: &Component) -> Option<Home<'p>> {
+        if comp.racks(problem).len() > 64 {
+            return None;
         }
+        let rack = comp
+            .members
+            .iter()
+            .map(|&m| match problem.members[m as usize].rack.as_deref() {
+                None => Own::None,
+                Some(rack) => short_key(rack.as_bytes()).map_or(Own::Long(rack), Own::Short),
+            })
+            .collect();
+        Some(Home { rack, bits: None })
     }
-    true
+
+    /// Whether a partition of replica racks `names` owned by local member `lm` is misplaced:
+    /// its owner runs in none of `names` (a comparison of names, without the partition's
+    /// mask) and some member of `comp` runs in one of them.
+    fn misplaced(
+        &mut self,
+        problem: &Problem<'p>,
+        comp: &Component,
+        lm: usize,
+        names: &[String],
+    ) -> bool {
+        let at_home = match self.rack[lm] {
+            Own::Short(key) => names
+                .iter()
+                .any(|name| short_key(name.as_bytes()) == Some(key)),
+            Own::Long(rack) => names.iter().any(|name| same_name(name, rack)),
+            Own::None => false,
+        };
+        !at_home
+            && self
+                .bits
+                .get_or_insert_with(|| RackBits::new(problem, comp))
+                .as_ref()
+                .is_some_and(|racks| racks.mask(names) != 0)
+    }
+}
+
+/// A member's rack for the comparisons of [`Home::misplaced`].
+#[derive(Clone, Copy)]
+enum Own<'a> {
+    /// In no rack.
+    None,
+    /// A name [`short_key`] represents, as its key.
+    Short(u64),
+    /// A longer name.
+    Long(&'a str),
+}
+
+/// A name of at most 7 bytes as one integer: byte i in bits 8i..8(i+1), the length in the
+/// byte after the last, so that two names have the same key only if they are equal. The
+/// bytes are read as words chosen by the length: a few instructions per replica name, where
+/// a comparison byte by byte cost a dozen or more.
+#[inline]
+fn short_key(bytes: &[u8]) -> Option<u64> {
+    let byte = |i: usize| u64::from(bytes[i]);
+    let half = |i: usize| u64::from(u16::from_le_bytes([bytes[i], bytes[i + 1]]));
+    let word = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            bytes[i],
+            bytes[i + 1],
+            bytes[i + 2],
+            bytes[i + 3],
+        ]))
+    };
+    let value = match bytes.len() {
+        0 => 0,
+        1 => byte(0),
+        2 => half(0),
+        3 => half(0) | byte(2) << 16,
+        4 => word(0),
+        5 => word(0) | byte(4) << 32,
+        6 => word(0) | half(4) << 32,
+        7 => word(0) | half(4) << 32 | byte(6) << 48,
+        _ => return None,
+    };
+    Some(value | (bytes.len() as u64) << (8 * bytes.len()))
 }
 
 /// Whether two names are equal, compared byte by byte in place: rack names are short, and

@@ -118,6 +118,8 @@ struct TopicFlow {
     free: u64,
     /// (local member, mask, keepable claims of that mask), ascending.
     claims: Vec<(u32, u64, u64)>,
+    /// Per keepable claim of the topic (in the order of `ctx.keepable`): its entry in `claims`.
+    entry_of: Vec<u32>,
     /// Per claim entry: its keep edge.
     keep_edge: Vec<usize>,
     /// Per claim entry, once solved: the units its keep edge carries.
@@ -182,7 +184,10 @@ pub(super) fn assign(
     let mut plans: Vec<TopicFlow> = Vec::with_capacity(comp.topics.len());
     let mut total_extras = 0u64;
     let mut supply_total = 0u64;
-    let mut pairs: Vec<u128> = Vec::new();
+    // Per topic, reused: each keepable claim's local member, and the claims bucketed by
+    // member (`start[lm]..start[lm + 1]` of `order`, in claim order).
+    let (mut lm_of, mut start, mut fill, mut order) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (index, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(index, t);
         if masks.is_empty() {
@@ -202,18 +207,46 @@ pub(super) fn assign(
                 Err(g) => groups.insert(g, (mask, 1)),
             }
         }
-        pairs.clear();
-        pairs.extend(ctx.keepable[t as usize].iter().map(|&(p, m)| {
-            (u128::from(ctx.index.get(comp, m) as u32) << 64) | u128::from(masks[p as usize])
-        }));
-        // (member, mask) ascending, packed so that the sort compares one integer.
-        pairs.sort_unstable();
-        let mut claims: Vec<(u32, u64, u64)> = Vec::new();
-        for &key in &pairs {
-            let (lm, mask) = ((key >> 64) as u32, key as u64);
-            match claims.last_mut() {
-                Some(last) if last.0 == lm && last.1 == mask => last.2 += 1,
-                _ => claims.push((lm, mask, 1)),
+        // The claim entries, (member, mask) ascending with their counts, by a counting sort
+        // on the member and, within a member's few entries, a search on the mask: the
+        // entries a sort of the (member, mask) pairs would give, in O(claims + n) and
+        // without comparing pairs.
+        let keepable = &ctx.keepable[t as usize];
+        lm_of.clear();
+        lm_of.extend(keepable.iter().map(|&(_, m)| ctx.index.get(comp, m)));
+        start.clear();
+        start.resize(n + 1, 0usize);
+        for &lm in &lm_of {
+            start[lm + 1] += 1;
+        }
+        for lm in 0..n {
+            start[lm + 1] += start[lm];
+        }
+        fill.clear();
+        fill.extend_from_slice(&start[..n]);
+        order.clear();
+        order.resize(keepable.len(), 0usize);
+        for (i, &lm) in lm_of.iter().enumerate() {
+            order[fill[lm]] = i;
+            fill[lm] += 1;
+        }
+        let mut claims: Vec<(u32, u64, u64)> = Vec::with_capacity(keepable.len());
+        let mut entry_of = vec![0u32; keepable.len()];
+        for lm in 0..n {
+            let bucket = &order[start[lm]..start[lm + 1]];
+            let first = claims.len();
+            for &i in bucket {
+                let mask = masks[keepable[i].0 as usize];
+                match claims[first..].binary_search_by_key(&mask, |c| c.1) {
+                    Ok(j) => claims[first + j].2 += 1,
+                    Err(j) => claims.insert(first + j, (lm as u32, mask, 1)),
+                }
+            }
+            for &i in bucket {
+                let mask = masks[keepable[i].0 as usize];
+                if let Ok(j) = claims[first..].binary_search_by_key(&mask, |c| c.1) {
+                    entry_of[i] = (first + j) as u32;
+                }
             }
         }
         plans.push(TopicFlow {
@@ -223,6 +256,7 @@ pub(super) fn assign(
             groups,
             free,
             claims,
+            entry_of,
             keep_edge: Vec::new(),
             kept: Vec::new(),
             slots: vec![Slot::default(); n],
@@ -456,14 +490,9 @@ fn deal(
     taken.resize(masks.len(), false);
     // Units each claim entry still keeps.
     let left = &mut plan.kept;
-    for &(p, m) in &ctx.keepable[t as usize] {
-        let lm = ctx.index.get(comp, m) as u32;
-        let mask = masks[p as usize];
-        if let Ok(e) = plan
-            .claims
-            .binary_search_by_key(&(lm, mask), |c| (c.0, c.1))
-            && left[e] > 0
-        {
+    for (&(p, m), &e) in ctx.keepable[t as usize].iter().zip(&plan.entry_of) {
+        let e = e as usize;
+        if left[e] > 0 {
             left[e] -= 1;
             taken[p as usize] = true;
             lists[m as usize].push((t, p));

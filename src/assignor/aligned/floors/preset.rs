@@ -67,6 +67,7 @@ pub(super) fn propose(
     // Per member: the extras that reach it, over all topics.
     let mut delivered = vec![0u64; n];
     let mut transport = Transport::default();
+    let mut givers = Vec::new();
     // Per topic, reused.
     let (mut keep, mut left_over, mut supply, mut masks, mut entry_group) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -152,18 +153,12 @@ pub(super) fn propose(
             // one outside at the same level (it keeps one more claim or makes room).
             let reached = transport.reached;
             let inside = |lm: usize| (1u64 << rack[lm]) & reached != 0;
-            // Best: the taker keeps one more claim, the giver keeps as many as before.
-            let mut found: Option<(u8, usize, usize)> = None;
-            for g in (0..n).filter(|&g| want[g] == f && inside(g)) {
-                for h in (0..n).filter(|&h| want[h] > f && !inside(h) && received[h] == received[g])
-                {
-                    let score = 1 + u8::from(claimed[g] > f) - u8::from(claimed[h] > f);
-                    if found.is_none_or(|x| score > x.0) {
-                        found = Some((score, g, h));
-                    }
-                }
-            }
-            let Some((_, g, h)) = found else { break };
+            // Best: the taker keeps one more claim, the giver keeps as many as before; the
+            // first pair (taker, giver) by ids among the best.
+            let Some((g, h)) = exchange_pair(&mut givers, f, &want, &received, &claimed, inside)
+            else {
+                break;
+            };
             want[g] += 1;
             want[h] -= 1;
         }
@@ -247,6 +242,52 @@ pub(super) fn propose(
     if let Some(id) = members.z_sink {
         net.preset(id, above);
     }
+}
+
+/// The exchange of extras the placement's loop makes: among the takers g (`want[g] == f`,
+/// `inside(g)`) and the givers h (`want[h] > f`, not `inside(h)`) at the same level
+/// (`received`), the pair of the highest score 1 + [claimed[g] > f] − [claimed[h] > f], the
+/// first by (g, h) among those. The score is a sum of a taker's part and a giver's part, so
+/// a taker's best giver is the first giver of its level whose own claims do not pass f, else
+/// the first of its level: one pass over the members records those firsts per level, where a
+/// scan of every pair cost n² per exchange. `givers` is scratch.
+fn exchange_pair(
+    givers: &mut Vec<(u64, bool, usize)>,
+    f: u64,
+    want: &[u64],
+    received: &[u64],
+    claimed: &[u64],
+    inside: impl Fn(usize) -> bool,
+) -> Option<(usize, usize)> {
+    let n = want.len();
+    // Per (level, whether its claims pass f): the first giver, in id order.
+    givers.clear();
+    for h in (0..n).filter(|&h| want[h] > f && !inside(h)) {
+        let key = (received[h], claimed[h] > f);
+        if !givers.iter().any(|&(level, over, _)| (level, over) == key) {
+            givers.push((key.0, key.1, h));
+        }
+    }
+    let first = |level: u64, over: bool| {
+        givers
+            .iter()
+            .find(|&&(l, o, _)| l == level && o == over)
+            .map(|&(_, _, h)| h)
+    };
+    let mut found: Option<(u8, usize, usize)> = None;
+    for g in (0..n).filter(|&g| want[g] == f && inside(g)) {
+        let level = received[g];
+        let best = first(level, false)
+            .map(|h| (0u8, h))
+            .or_else(|| first(level, true).map(|h| (1u8, h)));
+        if let Some((minus, h)) = best {
+            let score = 1 + u8::from(claimed[g] > f) - minus;
+            if found.is_none_or(|x| score > x.0) {
+                found = Some((score, g, h));
+            }
+        }
+    }
+    found.map(|(_, g, h)| (g, h))
 }
 
 /// Per group (`groups` of them): the claims kept of its partitions.
