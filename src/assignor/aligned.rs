@@ -229,12 +229,21 @@ pub(crate) fn assign_as(
             // The small flows (and the repair's group lists) would grow with the partitions.
             return None;
         }
-        keepable[t as usize] = keepable_claims(
-            &owners[t as usize],
-            topic_masks,
-            |m| member_bit[local(m)],
-            variant == Variant::AllClaimsKeepable,
-        );
+        let every_claim = variant == Variant::AllClaimsKeepable;
+        let claims = &owners[t as usize];
+        // The dense table read directly, its variant checked once per topic rather than
+        // once per claim (the same positions as `LocalIndex::get`).
+        keepable[t as usize] = match &index {
+            LocalIndex::Dense(table) => keepable_claims(
+                claims,
+                topic_masks,
+                |m| member_bit[table[m as usize] as usize],
+                every_claim,
+            ),
+            LocalIndex::Search => {
+                keepable_claims(claims, topic_masks, |m| member_bit[local(m)], every_claim)
+            }
+        };
     }
 
     let mut deal = Deal::new(n, variant != Variant::NoTransportCheck);
