@@ -220,6 +220,17 @@ pub(crate) fn assign_as(
     // R racks make at most 2^R − 1 distinct non-zero masks: with few, no topic has too many.
     let few_racks = (1usize << racks.len().min(16)) - 1 <= MAX_GROUPS;
     let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); owners.len()];
+    // With a dense index, every member's rack bit by its id (0 for other components'
+    // members, which claim nothing here): one read per claim instead of two.
+    let bit_by_id: Option<Vec<u64>> = match &index {
+        LocalIndex::Dense(table) => Some(
+            table
+                .iter()
+                .map(|&lm| member_bit.get(lm as usize).copied().unwrap_or(0))
+                .collect(),
+        ),
+        LocalIndex::Search => None,
+    };
     for &t in &comp.topics {
         let start = masks.len();
         mask_start.push(start);
@@ -231,18 +242,9 @@ pub(crate) fn assign_as(
         }
         let every_claim = variant == Variant::AllClaimsKeepable;
         let claims = &owners[t as usize];
-        // The dense table read directly, its variant checked once per topic rather than
-        // once per claim (the same positions as `LocalIndex::get`).
-        keepable[t as usize] = match &index {
-            LocalIndex::Dense(table) => keepable_claims(
-                claims,
-                topic_masks,
-                |m| member_bit[table[m as usize] as usize],
-                every_claim,
-            ),
-            LocalIndex::Search => {
-                keepable_claims(claims, topic_masks, |m| member_bit[local(m)], every_claim)
-            }
+        keepable[t as usize] = match &bit_by_id {
+            Some(bits) => keepable_claims(claims, topic_masks, |m| bits[m as usize], every_claim),
+            None => keepable_claims(claims, topic_masks, |m| member_bit[local(m)], every_claim),
         };
     }
 
