@@ -130,7 +130,15 @@ pub(super) fn place(
     // The passes over every claim read members' positions: from the dense table directly
     // where there is one, its variant checked once here rather than once per claim (the
     // same positions as `LocalIndex::get`).
+    // A component of every member of the group (ids 0..n in order) is its own index.
+    let identity = ctx
+        .comp
+        .members
+        .iter()
+        .enumerate()
+        .all(|(lm, &m)| m as usize == lm);
     match ctx.index {
+        _ if identity => place_with(ctx, member_bit, lists, |m| m as usize),
         LocalIndex::Dense(table) => {
             place_with(ctx, member_bit, lists, |m| table[m as usize] as usize)
         }
