@@ -98,6 +98,9 @@ pub(crate) struct RackBits<'a> {
     /// Packed name → bit, ascending by packed name, for the longer names [`pack`]
     /// represents.
     packed: Vec<(u128, u64)>,
+    /// The length shared by every rack name, when there is one of at most [`SHORT_BYTES`]
+    /// bytes and `hashed` is set: a name of any other length is then no rack's.
+    same_len: Option<usize>,
 }
 
 /// `name` with its length as one integer, when it has at most [`SHORT_BYTES`] bytes: the
@@ -173,11 +176,17 @@ impl<'a> RackBits<'a> {
             .filter_map(|(i, name)| pack(name).map(|key| (key, 1u64 << i)))
             .collect();
         packed.sort_unstable();
+        let len = names[0].len();
+        let same_len = (hashed.is_some()
+            && (1..=SHORT_BYTES).contains(&len)
+            && names.iter().all(|name| name.len() == len))
+        .then_some(len);
         Some(RackBits {
             names,
             short,
             hashed,
             packed,
+            same_len,
         })
     }
 
@@ -246,23 +255,79 @@ impl<'a> RackBits<'a> {
     /// replica racks).
     pub fn extend_masks(&self, problem: &Problem<'_>, t: u32, out: &mut Vec<u64>) {
         match &problem.topics[t as usize].replica_racks {
-            // The table chosen once per topic rather than per name.
-            Some(replicas) if let Some(hashed) = &self.hashed => {
+            Some(replicas) => self.extend_replica_masks(replicas, out),
+            None => out.resize(out.len() + problem.partitions(t) as usize, 0),
+        }
+    }
+
+    /// Appends the mask of every partition whose replica racks are `replicas` to `out`.
+    fn extend_replica_masks(&self, replicas: &[Vec<String>], out: &mut Vec<u64>) {
+        let Some(hashed) = &self.hashed else {
+            out.extend(replicas.iter().map(|names| self.mask(names)));
+            return;
+        };
+        // Rack names of one length (`r1`, `us-east-1a`): the length chosen once per topic,
+        // so that each name costs a compare of its length and a fixed-size read, where the
+        // general packing branched on the length of every name.
+        match self.same_len {
+            Some(1) => extend_same_len::<1>(hashed, replicas, out),
+            Some(2) => extend_same_len::<2>(hashed, replicas, out),
+            Some(3) => extend_same_len::<3>(hashed, replicas, out),
+            Some(4) => extend_same_len::<4>(hashed, replicas, out),
+            Some(5) => extend_same_len::<5>(hashed, replicas, out),
+            Some(6) => extend_same_len::<6>(hashed, replicas, out),
+            Some(7) => extend_same_len::<7>(hashed, replicas, out),
+            _ => {
+                // The table chosen once per topic rather than per name.
                 let bit = |name: &String| match pack_short(name.as_bytes()) {
                     Some(key) => hashed.bit(key),
                     None => self.long_bit(name),
                 };
-                // Lists of two or three replicas (the usual replication factors) without a loop.
-                out.extend(replicas.iter().map(|names| match names.as_slice() {
-                    [a, b] => bit(a) | bit(b),
-                    [a, b, c] => bit(a) | bit(b) | bit(c),
-                    names => names.iter().fold(0, |mask, name| mask | bit(name)),
-                }));
+                out.extend(replicas.iter().map(|names| fold_masks(names, bit)));
             }
-            Some(replicas) => out.extend(replicas.iter().map(|names| self.mask(names))),
-            None => out.resize(out.len() + problem.partitions(t) as usize, 0),
         }
     }
+}
+
+/// The mask of replica racks `names`, each name's bit from `bit`: lists of two or three
+/// replicas (the usual replication factors) without a loop.
+#[inline(always)]
+fn fold_masks(names: &[String], bit: impl Fn(&String) -> u64) -> u64 {
+    match names {
+        [a, b] => bit(a) | bit(b),
+        [a, b, c] => bit(a) | bit(b) | bit(c),
+        names => names.iter().fold(0, |mask, name| mask | bit(name)),
+    }
+}
+
+/// [`RackBits::extend_replica_masks`] where every rack name has `L` bytes (at most
+/// [`SHORT_BYTES`]) and is in `hashed`. Exact: a name of another length is no rack (bit 0,
+/// as the general lookup finds it in no table), and one of `L` bytes packs as
+/// [`pack_short`] packs it, read at a length known when compiled.
+fn extend_same_len<const L: usize>(hashed: &Hashed, replicas: &[Vec<String>], out: &mut Vec<u64>) {
+    let bit = |name: &String| {
+        let bytes = name.as_bytes();
+        #[cfg(test)]
+        if planted::LENGTH_UNCHECKED.get() {
+            // Reads the first `L` bytes of a longer name as if they were all of it.
+            return bytes
+                .get(..L)
+                .and_then(pack_short)
+                .map_or(0, |key| hashed.bit(key));
+        }
+        if bytes.len() != L {
+            return 0;
+        }
+        let Ok(word) = <&[u8; L]>::try_from(bytes) else {
+            return 0;
+        };
+        let mut key = (L as u64) << (8 * L);
+        for (i, &b) in word.iter().enumerate() {
+            key |= u64::from(b) << (8 * i);
+        }
+        hashed.bit(key)
+    };
+    out.extend(replicas.iter().map(|names| fold_masks(names, bit)));
 }
 
 /// At most this many masks are scanned in order by [`search_masks`]; more are
@@ -328,6 +393,9 @@ pub(crate) mod planted {
         /// [`super::Hashed`] answers the bit of the slot a name hashes to without comparing
         /// the name with the slot's.
         pub(crate) static HASH_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// The masks of rack names of one length read that many bytes of every replica's
+        /// name without comparing its length.
+        pub(crate) static LENGTH_UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 
@@ -388,6 +456,67 @@ mod tests {
             }
         }
         errors
+    }
+
+    /// Disagreements of the masks of replica lists with the definition (the bits of the
+    /// names that are racks), where every rack name has one length from 1 to
+    /// [`SHORT_BYTES`] bytes: lists of one to four names, with names that extend a rack's
+    /// name, are a prefix of one, or are much longer.
+    fn same_length_errors() -> usize {
+        let mut errors = 0;
+        for len in 1..=SHORT_BYTES {
+            for count in [1usize, 3, 8] {
+                let owned: Vec<String> = (0..count)
+                    .map(|i| format!("{}{i}", "r".repeat(len - 1)))
+                    .collect();
+                let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+                let Some(bits) = RackBits::from_names(names.clone()) else {
+                    unreachable!("a few racks");
+                };
+                assert_eq!(bits.same_len, Some(len));
+                let mut pool: Vec<String> = owned.clone();
+                for name in &owned {
+                    pool.push(format!("{name}0"));
+                    pool.push(name[..len - 1].to_string());
+                    pool.push(format!("{name}-a-much-longer-name"));
+                }
+                let expected =
+                    |name: &String| names.binary_search(&name.as_str()).map_or(0, |i| 1u64 << i);
+                let mut replicas: Vec<Vec<String>> = Vec::new();
+                for (i, a) in pool.iter().enumerate() {
+                    let b = &pool[(i * 7 + 1) % pool.len()];
+                    let c = &pool[(i * 5 + 2) % pool.len()];
+                    replicas.push(vec![a.clone()]);
+                    replicas.push(vec![a.clone(), b.clone()]);
+                    replicas.push(vec![a.clone(), b.clone(), c.clone()]);
+                    replicas.push(vec![c.clone(), a.clone(), b.clone(), a.clone()]);
+                }
+                replicas.push(Vec::new());
+                let mut masks = vec![7u64];
+                bits.extend_replica_masks(&replicas, &mut masks);
+                errors += usize::from(masks.len() != replicas.len() + 1 || masks[0] != 7);
+                for (names, &mask) in replicas.iter().zip(&masks[1..]) {
+                    let want = names.iter().fold(0, |m, name| m | expected(name));
+                    errors += usize::from(mask != want || bits.mask(names) != want);
+                }
+            }
+        }
+        errors
+    }
+
+    #[test]
+    fn same_length_masks_follow_names() {
+        assert_eq!(same_length_errors(), 0);
+    }
+
+    /// Masks that read a rack name's length of every replica name without comparing lengths
+    /// take a longer name for the rack it starts with.
+    #[test]
+    fn unchecked_lengths_are_caught() {
+        planted::LENGTH_UNCHECKED.set(true);
+        let errors = same_length_errors();
+        planted::LENGTH_UNCHECKED.set(false);
+        assert!(errors > 0, "a longer name passed for a rack");
     }
 
     #[test]

@@ -96,6 +96,7 @@
 //! q + 1). A group's partitions, ascending, go to its takers in the order they were found.
 //! All of it reads only the canonical [`super::Problem`] order.
 
+use super::super::components::LocalIndex;
 use super::Context;
 
 mod exchange;
@@ -125,6 +126,32 @@ pub(super) fn place(
     ctx: &Context<'_, '_>,
     member_bit: &[u64],
     lists: &mut [Vec<(u32, i32)>],
+) -> Placement {
+    // The passes over every claim read members' positions: from the dense table directly
+    // where there is one, its variant checked once here rather than once per claim (the
+    // same positions as `LocalIndex::get`).
+    // A component of every member of the group (ids 0..n in order) is its own index.
+    let identity = ctx
+        .comp
+        .members
+        .iter()
+        .enumerate()
+        .all(|(lm, &m)| m as usize == lm);
+    match ctx.index {
+        _ if identity => place_with(ctx, member_bit, lists, |m| m as usize),
+        LocalIndex::Dense(table) => {
+            place_with(ctx, member_bit, lists, |m| table[m as usize] as usize)
+        }
+        LocalIndex::Search => place_with(ctx, member_bit, lists, |m| ctx.index.get(ctx.comp, m)),
+    }
+}
+
+/// [`place`], with `local` the position of a member in the component.
+fn place_with(
+    ctx: &Context<'_, '_>,
+    member_bit: &[u64],
+    lists: &mut [Vec<(u32, i32)>],
+    local: impl Fn(u32) -> usize + Copy,
 ) -> Placement {
     let comp = ctx.comp;
     let n = comp.members.len();
@@ -158,7 +185,7 @@ pub(super) fn place(
         }
         total_extras += count as u64;
         for &(_, m) in &ctx.keepable[t as usize] {
-            let lm = ctx.index.get(comp, m);
+            let lm = local(m);
             if claimant[lm] == i as u32 {
                 // Two keepable claims in one topic: which one is kept could matter.
                 return Placement::Untried;
@@ -199,9 +226,9 @@ pub(super) fn place(
             member_bit,
             &mut kept,
             (q, s),
-            &mut release_count,
-            one_more,
+            (&mut release_count, one_more),
             &mut dropped,
+            local,
         )
     {
         #[cfg(test)]
@@ -211,7 +238,15 @@ pub(super) fn place(
     let (left, left_units) = left_over(ctx, &dropped);
     let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64;
     let mut takers: Vec<u32> = Vec::with_capacity(left_units as usize);
-    let placed = first_fit(ctx, member_bit, &left, &kept, q, s - at_plus, &mut takers);
+    let placed = first_fit(
+        ctx,
+        member_bit,
+        &left,
+        &kept,
+        (q, s - at_plus),
+        &mut takers,
+        local,
+    );
     #[cfg(test)]
     {
         tally::add(tally::PLACED);
@@ -319,9 +354,9 @@ fn release(
     member_bit: &[u64],
     kept: &mut [u64],
     (q, s): (u64, u64),
-    count: &mut [u64],
-    mut one_more: u64,
+    (count, mut one_more): (&mut [u64], u64),
     dropped: &mut Vec<(usize, i32)>,
+    local: impl Fn(u32) -> usize,
 ) -> bool {
     let comp = ctx.comp;
     let at_plus = kept.iter().filter(|&&k| k == q + 1).count() as u64 - one_more;
@@ -348,13 +383,14 @@ fn release(
     for (i, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(i, t);
         for &(p, m) in &ctx.keepable[t as usize] {
-            let (able, options) = &mut state[ctx.index.get(comp, m)];
+            let (able, options) = &mut state[local(m)];
             *options += u64::from(*able & may(masks[p as usize]));
         }
     }
     let mut owed: u64 = count.iter().sum();
     // (optional, options, partition, member) of the topic's candidates.
     let mut candidates: Vec<(bool, u64, i32, usize)> = Vec::new();
+    let few_takers = takers <= FEW_TAKERS;
     for (i, &t) in comp.topics.iter().enumerate() {
         if owed == 0 && one_more == 0 {
             break;
@@ -362,17 +398,26 @@ fn release(
         let masks = ctx.topic_masks(i, t);
         candidates.clear();
         for &(p, m) in &ctx.keepable[t as usize] {
-            let lm = ctx.index.get(comp, m);
+            let lm = local(m);
             let (able, options) = &mut state[lm];
             if *able && may(masks[p as usize]) {
-                candidates.push((count[lm] == 0, *options, p, lm));
+                let candidate = (count[lm] == 0, *options, p, lm);
+                if few_takers {
+                    push_bounded(&mut candidates, candidate, takers);
+                } else {
+                    candidates.push(candidate);
+                }
                 *options -= 1;
             }
         }
         // Only the first `takers` in order are read: those are selected before sorting (the
-        // candidates are distinct, so which they are and their order do not change).
-        keep_smallest(&mut candidates, takers);
-        candidates.sort_unstable();
+        // candidates are distinct, so which they are and their order do not change). With
+        // few takers (a join: the joiners) they were kept in order as they came, where
+        // every candidate of the topic was pushed and then selected among.
+        if !few_takers {
+            keep_smallest(&mut candidates, takers);
+            candidates.sort_unstable();
+        }
         let start = dropped.len();
         let had_one_more = one_more > 0;
         for &(optional, _, p, lm) in candidates.iter().take(takers) {
@@ -398,6 +443,32 @@ fn release(
         dropped[start..].sort_unstable();
     }
     owed == 0 && one_more == 0
+}
+
+/// At most this many takers per topic: [`release`] keeps a topic's best candidates in order
+/// as they come ([`push_bounded`]) rather than selecting among all of them.
+const FEW_TAKERS: usize = 8;
+
+/// Adds `item` to `best`, ascending and holding the `k` smallest items seen so far (all
+/// distinct), when it is one of them: `best` ends as [`keep_smallest`] then a sort would
+/// leave every item pushed.
+#[inline(always)]
+fn push_bounded<T: Ord>(best: &mut Vec<T>, item: T, k: usize) {
+    // Most items come after the k-th best (or k is 0): refused inline.
+    if best.len() == k && best.last().is_none_or(|last| item >= *last) {
+        return;
+    }
+    insert_bounded(best, item, k);
+}
+
+/// [`push_bounded`] of an item that is one of the `k` smallest seen so far.
+#[inline(never)]
+fn insert_bounded<T: Ord>(best: &mut Vec<T>, item: T, k: usize) {
+    if best.len() == k {
+        best.pop();
+    }
+    let at = best.partition_point(|x| *x < item);
+    best.insert(at, item);
 }
 
 /// Keeps in `items` only its `k` smallest (all of them if it has no more), in no particular
@@ -432,14 +503,15 @@ fn write(
     let mut entry = 0usize;
     let mut taker = 0usize;
     let mut is_kept: Vec<bool> = Vec::new();
-    let mut drops = dropped.iter().peekable();
+    // The released claims are read in order: `d` is the next one's position.
+    let mut d = 0usize;
     for (i, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(i, t);
         let claims = &ctx.keepable[t as usize];
         if entry == left.len() || left[entry].0 != i {
             // Nothing of the topic is left over (so none of its claims is released, else it
             // would be): every claim is kept.
-            if drops.peek().is_some_and(|d| d.0 == i) {
+            if dropped.get(d).is_some_and(|x| x.0 == i) {
                 return false;
             }
             for &(p, m) in claims {
@@ -449,9 +521,15 @@ fn write(
         }
         is_kept.clear();
         is_kept.resize(masks.len(), false);
-        // Released claims come in partition order, as the claims do.
+        // Released claims come in partition order, as the claims do: the next one's
+        // partition if it is of this topic (else -1, no partition's number), compared with
+        // each claim's.
+        let next_drop = |d: usize| dropped.get(d).filter(|x| x.0 == i).map_or(-1, |x| x.1);
+        let mut drop_p = next_drop(d);
         for &(p, m) in claims {
-            if drops.next_if(|&&d| d == (i, p)).is_some() {
+            if p == drop_p {
+                d += 1;
+                drop_p = next_drop(d);
                 continue;
             }
             is_kept[p as usize] = true;
@@ -481,7 +559,7 @@ fn write(
             lists[comp.members[lm as usize] as usize].push((t, p as i32));
         }
     }
-    drops.next().is_none()
+    d == dropped.len()
 }
 
 /// Whether placing the left-over partitions one at a time, each on the next member (in a
@@ -494,9 +572,9 @@ fn first_fit(
     member_bit: &[u64],
     left: &[(usize, u64, u64)],
     kept: &[u64],
-    q: u64,
-    mut z_places: u64,
+    (q, mut z_places): (u64, u64),
     takers: &mut Vec<u32>,
+    local: impl Fn(u32) -> usize,
 ) -> bool {
     let comp = ctx.comp;
     let n = comp.members.len();
@@ -523,7 +601,7 @@ fn first_fit(
         if i != current {
             current = i;
             for &(_, m) in &ctx.keepable[comp.topics[i] as usize] {
-                claims_in[ctx.index.get(comp, m)] = i;
+                claims_in[local(m)] = i;
             }
         }
         for _ in 0..units {
@@ -560,6 +638,42 @@ fn first_fit(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{keep_smallest, push_bounded};
+
+    /// Items pushed one by one with a bound keep the same items in the same order as a
+    /// selection then a sort of all of them, for every bound from 0 to beyond the count.
+    #[test]
+    fn bounded_pushes_match_selection() {
+        let mut seed = 7u64;
+        for len in [0usize, 1, 2, 5, 9, 40, 300] {
+            let mut items: Vec<(bool, u64, i32, usize)> = (0..len)
+                .map(|j| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    (
+                        (seed >> 60) & 1 == 1,
+                        (seed >> 40) % 5,
+                        (seed >> 20) as i32 % 7,
+                        j,
+                    )
+                })
+                .collect();
+            for k in [0usize, 1, 2, 3, 8, 50, 400] {
+                let mut best = Vec::new();
+                for &item in &items {
+                    push_bounded(&mut best, item, k);
+                }
+                let mut all = items.clone();
+                keep_smallest(&mut all, k);
+                all.sort_unstable();
+                assert_eq!(best, all, "{len} items, k = {k}");
+            }
+            items.reverse();
+        }
+    }
 }
 
 /// Whether the planted fault of [`tally::plant`] is on (never outside tests).
