@@ -115,7 +115,7 @@
 //! flow, a floor short, or a worse balance: the alignment then costs balance), nothing is
 //! written and the caller gives up: the general flow decides, exact in every case. Whether a
 //! full flow exists is decided per topic before the network is built, by a small transport
-//! ([`placeable`]), so the common failure costs no solve.
+//! ([`topic::placeable`]), so the common failure costs no solve.
 //!
 //! # Tie rule (objective 6)
 //!
@@ -157,7 +157,7 @@ mod topic;
 
 use deal::deal;
 use owners::owners_and_claims;
-use topic::TopicFlow;
+use topic::{Arena, Plan, TopicFlow, placeable};
 
 #[cfg(test)]
 thread_local! {
@@ -222,12 +222,14 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     }
     let racks = x.racks;
     let rack_of = |lm: u32| x.member_bit[lm as usize].trailing_zeros() as usize;
-    let mut plans: Vec<TopicFlow> = Vec::with_capacity(comp.topics.len());
+    let mut plans: Vec<Plan> = Vec::with_capacity(comp.topics.len());
+    let mut arena = Arena::for_inputs(x);
+    let mut owner_scratch = owners::Scratch::default();
     let mut base = vec![0i64; n];
     let mut degree = vec![0i32; n];
     let mut supply_total = 0u64;
     let mut transport = Transport::default();
-    // [`placeable`]'s buffers, kept from topic to topic.
+    // [`topic::placeable`]'s buffers, kept from topic to topic.
     let mut bufs = <[Vec<u64>; 3]>::default();
     // Per member: its index among the subscribers of the topic at hand, for topics with at
     // least as many claims as subscribers (checked on use: a stale entry is never taken).
@@ -245,35 +247,45 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             continue;
         }
         supply_total += masks.len() as u64;
-        let mut groups: Vec<(u64, u64)> = Vec::new();
+        let g0 = arena.groups.len();
         let mut free = 0u64;
         for &mask in masks {
             if mask == 0 {
                 free += 1;
                 continue;
             }
-            match groups.binary_search_by_key(&mask, |g| g.0) {
-                Ok(g) => groups[g].1 += 1,
-                Err(g) => groups.insert(g, (mask, 1)),
+            match arena.groups[g0..].binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => arena.groups[g0 + g].1 += 1,
+                Err(g) => arena.groups.insert(g0 + g, (mask, 1)),
             }
         }
+        let groups = &arena.groups[g0..];
         let keepable = &x.keepable[t as usize];
-        let Some((claim_owner, claims)) = owners_and_claims(subs, masks, keepable, &mut position)
-        else {
+        let (c0, o0) = (arena.claims.len(), arena.claim_owner.len());
+        let owned = owners_and_claims(
+            subs,
+            masks,
+            keepable,
+            &mut position,
+            &mut arena.claim_owner,
+            &mut arena.claims,
+            &mut owner_scratch,
+        );
+        if owned.is_none() {
             return false;
-        };
-        let mut entry_group = Vec::with_capacity(claims.len());
-        for &(_, mask, _) in &claims {
+        }
+        let claims = &arena.claims[c0..];
+        for &(_, mask, _) in claims {
             if mask == 0 {
-                entry_group.push(groups.len());
+                arena.entry_group.push(groups.len());
             } else {
                 let Ok(g) = groups.binary_search_by_key(&mask, |g| g.0) else {
                     return false;
                 };
-                entry_group.push(g);
+                arena.entry_group.push(g);
             }
         }
-        if !placeable(x, lt, &groups, free, &mut transport, &mut bufs) {
+        if !placeable(x, lt, groups, free, &mut transport, &mut bufs) {
             #[cfg(test)]
             UNPLACEABLE.with(|c| c.set(c.get() + 1));
             return false;
@@ -284,9 +296,11 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let slack = u64::from(LOOSE_MERGE.with(std::cell::Cell::get));
         #[cfg(not(test))]
         let slack = 0;
-        let mut pair = vec![false; subs.len()];
+        let s0 = arena.pair.len();
+        arena.pair.resize(s0 + subs.len(), false);
+        let pair = &mut arena.pair[s0..];
         let mut run = (u32::MAX, 0u64);
-        for c in &claims {
+        for c in claims {
             run = if run.0 == c.0 {
                 (c.0, run.1 + c.2)
             } else {
@@ -301,29 +315,30 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             owners.dedup();
             c.set(c.get() + owners.len());
         });
-        // Exact, or (the edges to the racks: per group the racks of its mask) at most.
-        let (entries, sources) = (claims.len(), groups.len() + usize::from(free > 0));
-        let to_racks = (groups.len() + 1) * x.racks;
-        plans.push(TopicFlow {
+        let (k, entries) = (groups.len(), claims.len());
+        let (c1, s1) = (c0 + entries, s0 + subs.len());
+        // Filled as the network is built, or read back (`kept`, `takes`, `amount`).
+        arena.kept.resize(c1, 0);
+        arena.takes.resize(s1, 0);
+        arena.pool_edge.resize(s1, None);
+        arena.floor_edge.resize(s1, None);
+        arena.extra_edge.resize(s1, None);
+        let (r0, a0) = (arena.plain_floor.len(), arena.amount.len());
+        arena.plain_floor.resize(r0 + racks, None);
+        arena.amount.resize(a0 + (k + 1) * racks, 0);
+        plans.push(Plan {
             lt,
             topic: t,
             floor,
-            groups,
             free,
-            claims,
-            entry_group,
-            claim_owner,
-            keep_edge: Vec::with_capacity(entries),
-            kept: Vec::new(),
-            pair,
-            pool_edge: vec![None; subs.len()],
-            floor_edge: vec![None; subs.len()],
-            extra_edge: vec![None; subs.len()],
-            plain_floor: Vec::new(),
-            source_edge: Vec::with_capacity(sources),
-            takes: vec![0; subs.len()],
-            to_rack: Vec::with_capacity(to_racks),
-            amount: Vec::new(),
+            groups: g0..g0 + k,
+            claims: c0..c1,
+            owners: o0..arena.claim_owner.len(),
+            subs: s0..s1,
+            racks: r0..r0 + racks,
+            sources: 0..0,
+            to_rack: 0..0,
+            amount: a0..a0 + (k + 1) * racks,
         });
     }
 
@@ -333,7 +348,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let mut next = 1u64;
     for plan in &plans {
         blocks.push(next);
-        let pairs = plan.pair.iter().filter(|&&p| p).count();
+        let pairs = arena.pair[plan.subs.clone()].iter().filter(|&&p| p).count();
         next += (plan.groups.len() + 1 + racks + pairs) as u64;
     }
     let Some(member_base) = u32::try_from(next)
@@ -350,7 +365,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     net.reserve(
         n + plans
             .iter()
-            .map(|p| (p.groups.len() + 1) * (racks + 1) + p.claims.len() + 3 * p.pair.len() + racks)
+            .map(|p| (p.groups.len() + 1) * (racks + 1) + p.claims.len() + 3 * p.subs.len() + racks)
             .sum::<usize>(),
     );
     #[cfg(test)]
@@ -360,14 +375,37 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let keep_cost = if free_keeps { [0; 4] } else { [0, 0, 0, -1] };
     // Every floor edge with its capacity: a full flow must saturate them all.
     let mut floor_edges: Vec<(usize, i32)> =
-        Vec::with_capacity(plans.iter().map(|p| p.pair.len() + racks).sum());
+        Vec::with_capacity(plans.iter().map(|p| p.subs.len() + racks).sum());
     // The loop's per-topic buffers, kept from topic to topic.
     let (mut shared, mut plain) = (Vec::new(), Vec::new());
+    let Arena {
+        groups: all_groups,
+        claims: all_claims,
+        entry_group: all_entry_group,
+        keep_edge,
+        pair: all_pair,
+        pool_edge: all_pool_edge,
+        floor_edge: all_floor_edge,
+        extra_edge: all_extra_edge,
+        plain_floor: all_plain_floor,
+        source_edge,
+        to_rack,
+        ..
+    } = &mut arena;
     for (plan, &block) in plans.iter_mut().zip(&blocks) {
         let block = block as u32;
         let lt = plan.lt;
         let subs = &counts.subs[lt];
-        let k = plan.groups.len();
+        let groups = &all_groups[plan.groups.clone()];
+        let claims_all = &all_claims[plan.claims.clone()];
+        let entry_group = &all_entry_group[plan.claims.clone()];
+        let pairs = &all_pair[plan.subs.clone()];
+        let pool_edge = &mut all_pool_edge[plan.subs.clone()];
+        let floor_edge = &mut all_floor_edge[plan.subs.clone()];
+        let extra_edge = &mut all_extra_edge[plan.subs.clone()];
+        let plain_floor = &mut all_plain_floor[plan.racks.clone()];
+        let (e0, t0) = (source_edge.len(), to_rack.len());
+        let k = groups.len();
         let free = block + k as u32;
         let rack = |r: usize| free + 1 + r as u32;
         let floor = u64::from(plan.floor);
@@ -375,37 +413,38 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let present = subs
             .iter()
             .fold(0u64, |acc, &lm| acc | x.member_bit[lm as usize]);
-        for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
+        for (g, &(mask, supply)) in groups.iter().enumerate() {
             let Some(c) = cap(supply) else { return false };
-            plan.source_edge
-                .push(net.edge(source, block + g as u32, c, [0; 4]));
+            source_edge.push(net.edge(source, block + g as u32, c, [0; 4]));
             let mut bits = mask;
             while bits != 0 {
                 let r = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let id = net.edge(block + g as u32, rack(r), c, [0; 4]);
-                plan.to_rack.push((g, r, id));
+                to_rack.push((g, r, id));
             }
         }
         if plan.free > 0 {
             let Some(c) = cap(plan.free) else {
                 return false;
             };
-            plan.source_edge.push(net.edge(source, free, c, [0; 4]));
+            source_edge.push(net.edge(source, free, c, [0; 4]));
             let mut bits = present;
             while bits != 0 {
                 let r = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let id = net.edge(free, rack(r), c, [0; 4]);
-                plan.to_rack.push((k, r, id));
+                to_rack.push((k, r, id));
             }
         }
+        plan.sources = e0..source_edge.len();
+        plan.to_rack = t0..to_rack.len();
         // Per group (the free node last) and rack, at `g * racks + r`: the claims of the
         // subscribers with no pair node there, and their one keep edge once added.
         shared.clear();
         shared.resize((k + 1) * racks, (0u64, usize::MAX));
-        for (&(i, _, count), &g) in plan.claims.iter().zip(&plan.entry_group) {
-            if !plan.pair[i as usize] {
+        for (&(i, _, count), &g) in claims_all.iter().zip(entry_group) {
+            if !pairs[i as usize] {
                 shared[g * racks + rack_of(subs[i as usize])].0 += count;
             }
         }
@@ -414,18 +453,18 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         // Floors of the subscribers with no pair node, per rack.
         plain.clear();
         plain.resize(racks, 0u64);
-        let mut claims = plan.claims.iter().zip(&plan.entry_group).peekable();
+        let mut claims = claims_all.iter().zip(entry_group).peekable();
         let mut pair = rack(racks);
         for (i, &lm) in subs.iter().enumerate() {
             let into = member_base + lm;
             let pool = rack(rack_of(lm));
             // Its keeps end at its pair node, or at its rack's node when it has none.
-            let keeps_to = if plan.pair[i] { pair } else { pool };
+            let keeps_to = if pairs[i] { pair } else { pool };
             while let Some((&(_, _, count), &g)) = claims.next_if(|c| c.0.0 == i as u32) {
                 let from = block + g as u32;
-                if plan.pair[i] {
+                if pairs[i] {
                     let Some(c) = cap(count) else { return false };
-                    plan.keep_edge.push(net.edge(from, keeps_to, c, keep_cost));
+                    keep_edge.push(net.edge(from, keeps_to, c, keep_cost));
                     continue;
                 }
                 let slot = &mut shared[g * racks + rack_of(lm)];
@@ -441,38 +480,37 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
                     let Some(c) = cap(total) else { return false };
                     slot.1 = net.edge(from, keeps_to, c, keep_cost);
                 }
-                plan.keep_edge.push(slot.1);
+                keep_edge.push(slot.1);
             }
-            if !plan.pair[i] {
+            if !pairs[i] {
                 plain[rack_of(lm)] += 1;
                 if has_extra {
-                    plan.pool_edge[i] = Some(net.edge(pool, into, 1, [0; 4]));
+                    pool_edge[i] = Some(net.edge(pool, into, 1, [0; 4]));
                 }
                 continue;
             }
             let Some(c) = cap(floor + 1) else {
                 return false;
             };
-            plan.pool_edge[i] = Some(net.edge(pool, pair, c, [0; 4]));
+            pool_edge[i] = Some(net.edge(pool, pair, c, [0; 4]));
             if floor > 0 {
                 let Some(c) = cap(floor) else { return false };
                 let id = net.edge(pair, sink, c, FLOOR_COST);
-                plan.floor_edge[i] = Some(id);
+                floor_edge[i] = Some(id);
                 floor_edges.push((id, c));
             }
             if has_extra {
-                plan.extra_edge[i] = Some(net.edge(pair, into, 1, [0; 4]));
+                extra_edge[i] = Some(net.edge(pair, into, 1, [0; 4]));
             }
             pair += 1;
         }
-        plan.plain_floor = vec![None; racks];
         for (r, &count) in plain.iter().enumerate() {
             if floor > 0 && count > 0 {
                 let Some(c) = cap(floor * count) else {
                     return false;
                 };
                 let id = net.edge(rack(r), sink, c, FLOOR_COST);
-                plan.plain_floor[r] = Some(id);
+                plain_floor[r] = Some(id);
                 floor_edges.push((id, c));
             }
         }
@@ -482,7 +520,8 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let mut load = counts.load.clone();
         let mut scratch = preset::Scratch::default();
         for plan in &plans {
-            preset::propose(&mut net, plan, x, &member_edge, &mut load, &mut scratch);
+            let plan = arena.view(plan);
+            preset::propose(&mut net, &plan, x, &member_edge, &mut load, &mut scratch);
         }
     }
     #[cfg(test)]
@@ -517,9 +556,10 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     if flow_balance != optimum && !skip_balance {
         return false;
     }
-    let mut left: Vec<(usize, u64)> = Vec::new();
-    for plan in &mut plans {
-        if !plan.read_back(&net, racks, &mut left) {
+    let mut left = Vec::new();
+    for plan in &plans {
+        let subs = &counts.subs[plan.lt];
+        if !arena.read_back(plan, &net, racks, |i| rack_of(subs[i]), &mut left) {
             return false;
         }
     }
@@ -530,7 +570,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         .collect();
     let mut scratch = deal::Scratch::default();
     for plan in &plans {
-        if !deal(x, plan, lists, &mut scratch) {
+        if !deal(x, &arena.view(plan), lists, &mut scratch) {
             for (&m, &len) in comp.members.iter().zip(&before) {
                 lists[m as usize].truncate(len);
             }
@@ -540,38 +580,4 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     #[cfg(test)]
     CERTIFIED.with(|c| c.set(c.get() + 1));
     true
-}
-
-/// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be
-/// placed aligned with every subscriber taking at most f_t + \[r_t > 0\]: a small transport
-/// from the groups to the racks, rack r taking that much per subscriber in it. A flow of full
-/// value exists exactly when this holds in every topic (a keep edge of mask g only reaches a
-/// member in a rack of g, as the rack does; member edges never bind: a member takes at most
-/// one extra per topic with extras, and its edge has that capacity), so the network is not
-/// built in vain where it fails.
-fn placeable(
-    x: &Inputs<'_, '_>,
-    lt: usize,
-    groups: &[(u64, u64)],
-    free: u64,
-    transport: &mut Transport,
-    [capacity, masks, supply]: &mut [Vec<u64>; 3],
-) -> bool {
-    let ceiling = u64::from(x.counts.floor[lt])
-        + u64::from(!x.masks[lt].len().is_multiple_of(x.counts.subs[lt].len()));
-    capacity.clear();
-    capacity.resize(x.racks, 0);
-    let mut present = 0u64;
-    for &lm in &x.counts.subs[lt] {
-        let bit = x.member_bit[lm as usize];
-        present |= bit;
-        capacity[bit.trailing_zeros() as usize] += ceiling;
-    }
-    masks.clear();
-    masks.extend(groups.iter().map(|g| g.0));
-    masks.push(present);
-    supply.clear();
-    supply.extend(groups.iter().map(|g| g.1));
-    supply.push(free);
-    transport.solve(masks, supply, capacity)
 }

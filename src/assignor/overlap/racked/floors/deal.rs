@@ -12,6 +12,7 @@ pub(super) struct Scratch {
     entries: Vec<usize>,
     first: Vec<usize>,
     order: Vec<u32>,
+    rack: Vec<usize>,
     next: Vec<usize>,
     bucket: Vec<i32>,
 }
@@ -28,7 +29,7 @@ fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) -> &mut [T] {
 /// flow's counts do not add up (conservation rules it out). `scratch` only lends its buffers.
 pub(super) fn deal(
     x: &Inputs<'_, '_>,
-    plan: &TopicFlow,
+    plan: &TopicFlow<'_>,
     lists: &mut [Vec<(u32, i32)>],
     scratch: &mut Scratch,
 ) -> bool {
@@ -43,24 +44,25 @@ pub(super) fn deal(
         entries,
         first,
         order,
+        rack,
         next,
         bucket,
     } = scratch;
     let taken = refill(taken, masks.len(), false);
     // Units each claim entry still keeps.
     left.clear();
-    left.extend_from_slice(&plan.kept);
+    left.extend_from_slice(plan.kept);
     let left = &mut left[..];
     // Per subscriber index: where its claim entries start (they are sorted by subscriber,
     // then mask, and a subscriber has few), so that a claim's entry is a short scan away.
     let entries = refill(entries, subs.len() + 1, 0);
-    for c in &plan.claims {
+    for c in plan.claims {
         entries[c.0 as usize + 1] += 1;
     }
     for i in 0..subs.len() {
         entries[i + 1] += entries[i];
     }
-    for (&(p, m), &i) in x.keepable[t as usize].iter().zip(&plan.claim_owner) {
+    for (&(p, m), &i) in x.keepable[t as usize].iter().zip(plan.claim_owner) {
         let i = i as usize;
         let mask = masks[p as usize];
         if let Some(e) = (entries[i]..entries[i + 1]).find(|&e| plan.claims[e].1 == mask)
@@ -75,15 +77,20 @@ pub(super) fn deal(
         return false;
     }
     let k = plan.groups.len();
-    let Some(groups) = left_over_by_group(masks, taken, &plan.groups) else {
+    let Some(groups) = left_over_by_group(masks, taken, plan.groups) else {
         return false;
     };
     // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
     // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
-    let rack_of = |i: u32| x.member_bit[subs_local[i as usize] as usize].trailing_zeros();
+    rack.clear();
+    rack.extend(
+        subs_local
+            .iter()
+            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize),
+    );
     let first = refill(first, racks + 1, 0);
-    for i in 0..subs.len() as u32 {
-        let Some(count) = first.get_mut(rack_of(i) as usize + 1) else {
+    for &r in rack.iter() {
+        let Some(count) = first.get_mut(r + 1) else {
             return false;
         };
         *count += 1;
@@ -92,30 +99,31 @@ pub(super) fn deal(
         first[r + 1] += first[r];
     }
     let order = refill(order, subs.len(), 0);
-    for i in 0..subs.len() as u32 {
-        let r = rack_of(i) as usize;
-        order[first[r]] = i;
+    for (i, &r) in rack.iter().enumerate() {
+        order[first[r]] = i as u32;
         first[r] += 1;
     }
-    let mut order = order.iter().peekable();
+    // Now `first[r]` ends rack r's run of `order` (and starts rack r + 1's).
     let next = refill(next, k + 1, 0);
+    let mut start = 0;
     for r in 0..racks {
-        if !rack_share(&groups, &plan.amount, racks, r, next, bucket) {
+        if !rack_share(&groups, plan.amount, racks, r, next, bucket) {
             return false;
         }
-        let mut from = bucket.iter();
-        while let Some(&i) = order.next_if(|&&i| rack_of(i) as usize == r) {
+        let mut from = 0;
+        for &i in &order[start..first[r]] {
             let list = &mut lists[subs[i as usize] as usize];
             let want = plan.takes[i as usize] as usize;
-            let before = from.len();
-            list.extend(from.by_ref().take(want).map(|&p| (t, p)));
-            if before - from.len() != want {
+            let Some(share) = bucket.get(from..from + want) else {
                 return false;
-            }
+            };
+            list.extend(share.iter().map(|&p| (t, p)));
+            from += want;
         }
-        if from.next().is_some() {
+        if from != bucket.len() {
             return false;
         }
+        start = first[r];
     }
-    order.next().is_none() && next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+    start == subs.len() && next.iter().zip(&groups).all(|(&used, g)| used == g.len())
 }

@@ -1,65 +1,132 @@
 //! Grouping a topic's keepable claims by owner and mask, for the network of [`super`].
 
+/// Buffers [`owners_and_claims`] keeps from topic to topic; their contents never outlive a
+/// topic.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pairs: Vec<(u32, u64)>,
+    first: Vec<usize>,
+    fill: Vec<usize>,
+    by_owner: Vec<u64>,
+    /// The topic's owners and entries, appended to the caller's at the end (filled here, a
+    /// local vector is cheaper to push to than one behind a reference).
+    owners: Vec<u32>,
+    entries: Vec<(u32, u64, u64)>,
+}
+
 /// Per keepable claim of a topic (`keepable`, of the topic's subscribers `subs` and partition
-/// masks `masks`): its owner's subscriber index; and the (subscriber index, mask, claims)
-/// entries, ascending. `None` if a claim's owner does not subscribe. With at least a quarter
-/// as many claims as subscribers, the owners are looked up in `position` (filled here) and
-/// grouped by a counting sort; with fewer, a binary search and a sort of the claims cost less.
-/// (On the benchmark's joins and leaves, a claim for most subscribers, the search and sort
-/// cost about 30% more than the counting sort.) Both give the same entries.
-#[allow(clippy::type_complexity)]
+/// masks `masks`): its owner's subscriber index, appended to `all_owners`; and the
+/// (subscriber index, mask, claims) entries, ascending, appended to `all_claims` (what either
+/// held before is left as it was; nothing is appended on `None`). `None` if a claim's owner does not subscribe. With at
+/// least a quarter as many claims as subscribers, the owners are looked up in `position`
+/// (filled here) and grouped by a counting sort; with fewer, a binary search and a sort of
+/// the claims cost less. (On the benchmark's joins and leaves, a claim for most subscribers,
+/// the search and sort cost about 30% more than the counting sort.) Both give the same
+/// entries. `scratch` only lends its buffers.
 pub(super) fn owners_and_claims(
     subs: &[u32],
     masks: &[u64],
     keepable: &[(i32, u32)],
     position: &mut [u32],
-) -> Option<(Vec<u32>, Vec<(u32, u64, u64)>)> {
-    let mut claim_owner: Vec<u32> = Vec::with_capacity(keepable.len());
-    let mut claims: Vec<(u32, u64, u64)> = Vec::with_capacity(keepable.len());
+    all_owners: &mut Vec<u32>,
+    all_claims: &mut Vec<(u32, u64, u64)>,
+    scratch: &mut Scratch,
+) -> Option<()> {
+    let mut claim_owner = std::mem::take(&mut scratch.owners);
+    let mut claims = std::mem::take(&mut scratch.entries);
+    claim_owner.clear();
+    claims.clear();
+    let found = group(
+        subs,
+        masks,
+        keepable,
+        position,
+        &mut claim_owner,
+        &mut claims,
+        scratch,
+    );
+    if found.is_some() {
+        all_owners.extend_from_slice(&claim_owner);
+        all_claims.extend_from_slice(&claims);
+    }
+    (scratch.owners, scratch.entries) = (claim_owner, claims);
+    found
+}
+
+/// [`owners_and_claims`] into the empty `claim_owner` and `claims`.
+#[inline(always)]
+fn group(
+    subs: &[u32],
+    masks: &[u64],
+    keepable: &[(i32, u32)],
+    position: &mut [u32],
+    claim_owner: &mut Vec<u32>,
+    claims: &mut Vec<(u32, u64, u64)>,
+    scratch: &mut Scratch,
+) -> Option<()> {
+    claim_owner.reserve(keepable.len());
+    claims.reserve(keepable.len());
     let mut push = |i: u32, mask: u64| match claims.last_mut() {
         Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
         _ => claims.push((i, mask, 1)),
     };
+    let Scratch {
+        pairs,
+        first,
+        fill,
+        by_owner,
+        ..
+    } = scratch;
     if 4 * keepable.len() < subs.len() {
-        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(keepable.len());
+        pairs.clear();
         for &(p, m) in keepable {
             let i = subs.binary_search(&m).ok()? as u32;
             pairs.push((i, masks[p as usize]));
             claim_owner.push(i);
         }
         pairs.sort_unstable();
-        for (i, mask) in pairs {
+        for &(i, mask) in pairs.iter() {
             push(i, mask);
         }
-        return Some((claim_owner, claims));
+        return Some(());
     }
     for (i, &m) in subs.iter().enumerate() {
         *position.get_mut(m as usize)? = i as u32;
     }
-    let mut first = vec![0usize; subs.len() + 1];
-    for &(_, m) in keepable {
+    // As slices: the loops below index them more cheaply than the vectors behind references.
+    first.clear();
+    first.resize(subs.len() + 1, 0);
+    let first = &mut first[..];
+    claim_owner.resize(keepable.len(), 0);
+    for (&(_, m), owner) in keepable.iter().zip(claim_owner.iter_mut()) {
         let i = position.get(m as usize).copied()?;
         if subs.get(i as usize) != Some(&m) {
             return None;
         }
-        claim_owner.push(i);
+        *owner = i;
         first[i as usize + 1] += 1;
     }
     for i in 0..subs.len() {
         first[i + 1] += first[i];
     }
-    let mut by_owner = vec![0u64; keepable.len()];
-    let mut fill = first.clone();
-    for (&(p, _), &i) in keepable.iter().zip(&claim_owner) {
+    by_owner.clear();
+    by_owner.resize(keepable.len(), 0);
+    let by_owner = &mut by_owner[..];
+    fill.clear();
+    fill.extend_from_slice(first);
+    let fill = &mut fill[..];
+    for (&(p, _), &i) in keepable.iter().zip(claim_owner.iter()) {
         by_owner[fill[i as usize]] = masks[p as usize];
         fill[i as usize] += 1;
     }
     for i in 0..subs.len() {
         let own = &mut by_owner[first[i]..first[i + 1]];
-        own.sort_unstable();
+        if own.len() > 1 {
+            own.sort_unstable();
+        }
         for &mask in own.iter() {
             push(i as u32, mask);
         }
     }
-    Some((claim_owner, claims))
+    Some(())
 }

@@ -88,11 +88,19 @@ pub(super) struct Scratch {
     kept: Vec<u64>,
     left_over: Vec<u64>,
     room: Vec<u64>,
+    /// A placement's counts and keeps, handed back once proposed.
+    want: Vec<u64>,
+    keep: Vec<u64>,
+    /// The proposal's keeps and takes per subscriber, partitions per rack and per group.
+    sub_kept: Vec<u64>,
+    pool: Vec<u64>,
+    into_rack: Vec<u64>,
+    sent: Vec<u64>,
 }
 
 /// One topic as the proposal reads it.
 struct Shape<'a> {
-    plan: &'a TopicFlow,
+    plan: &'a TopicFlow<'a>,
     /// Per claim entry: its group (the free node as the last group).
     entry_group: &'a [usize],
     /// Per group, the free node last: its racks and its partitions.
@@ -118,19 +126,21 @@ struct Placement {
 }
 
 impl Placement {
-    /// Per subscriber: the claims it keeps.
-    fn kept(&self, x: &Shape<'_>) -> Vec<u64> {
-        let mut kept = vec![0u64; self.want.len()];
+    /// Per subscriber: the claims it keeps, into `kept`.
+    fn kept(&self, x: &Shape<'_>, kept: &mut Vec<u64>) {
+        kept.clear();
+        kept.resize(self.want.len(), 0);
         for (&(i, _, _), &units) in x.plan.claims.iter().zip(&self.keep) {
             kept[i as usize] += units;
         }
-        kept
     }
 
-    /// Per subscriber: the partitions it takes from its rack. Each rack's partitions fill
-    /// its subscribers' floors first, then their counts, in id order.
-    fn pool(&self, x: &Shape<'_>, kept: &[u64]) -> Vec<u64> {
-        let mut into_rack = vec![0u64; x.racks];
+    /// Per subscriber: the partitions it takes from its rack, into `pool` (`into_rack` a
+    /// buffer). Each rack's partitions fill its subscribers' floors first, then their counts,
+    /// in id order.
+    fn pool(&self, x: &Shape<'_>, kept: &[u64], into_rack: &mut Vec<u64>, pool: &mut Vec<u64>) {
+        into_rack.clear();
+        into_rack.resize(x.racks, 0);
         for (g, amounts) in self.amount.chunks(x.racks.max(1)).enumerate() {
             if g < x.masks.len() {
                 for (r, &units) in amounts.iter().enumerate() {
@@ -138,34 +148,28 @@ impl Placement {
                 }
             }
         }
-        let mut pool = vec![0u64; self.want.len()];
+        pool.clear();
+        pool.resize(self.want.len(), 0);
         for fill_extras in [false, true] {
-            for (i, &want) in self.want.iter().enumerate() {
-                let r = x.rack[i];
-                let cap = if fill_extras {
-                    want
-                } else {
-                    x.floor.max(kept[i])
+            let subs = self.want.iter().zip(&x.rack).zip(kept).zip(pool.iter_mut());
+            for (((&want, &r), &kept), pool) in subs {
+                let cap = if fill_extras { want } else { x.floor.max(kept) };
+                let Some(room) = into_rack.get_mut(r) else {
+                    continue;
                 };
-                let take = cap.saturating_sub(kept[i] + pool[i]).min(into_rack[r]);
-                pool[i] += take;
-                into_rack[r] -= take;
+                let take = cap.saturating_sub(kept + *pool).min(*room);
+                *pool += take;
+                *room -= take;
             }
         }
-        pool
-    }
-
-    /// Whether every partition is placed.
-    fn places_all(&self, x: &Shape<'_>) -> bool {
-        self.sent(x).iter().sum::<u64>() == x.supply.iter().sum::<u64>()
     }
 
     /// Whether the placement flow cannot improve on this placement (which places every
     /// partition) for the counts of `holder`: every subscriber keeps all its claims or as
     /// many as its count allows and holds the extra (so that no exchange can raise it).
     /// Where the refining would only certify the greedy, it is skipped.
-    fn settled(&self, x: &Shape<'_>, holder: &[bool]) -> bool {
-        let kept = self.kept(x);
+    /// `kept` is [`Placement::kept`].
+    fn settled(&self, x: &Shape<'_>, holder: &[bool], kept: &[u64]) -> bool {
         (0..self.want.len())
             .all(|i| kept[i] == x.claims[i] || (kept[i] == self.want[i] && holder[i]))
     }
@@ -181,9 +185,10 @@ impl Placement {
         self.keep.iter().sum::<u64>() >= keep_bound(x, holder, load)
     }
 
-    /// Per group (the free node last): the partitions that leave the source.
-    fn sent(&self, x: &Shape<'_>) -> Vec<u64> {
-        let mut sent = vec![0u64; x.masks.len()];
+    /// Per group (the free node last): the partitions that leave the source, into `sent`.
+    fn sent(&self, x: &Shape<'_>, sent: &mut Vec<u64>) {
+        sent.clear();
+        sent.resize(x.masks.len(), 0);
         for (&g, &units) in x.entry_group.iter().zip(&self.keep) {
             sent[g] += units;
         }
@@ -192,7 +197,6 @@ impl Placement {
                 *s += amounts.iter().sum::<u64>();
             }
         }
-        sent
     }
 }
 
@@ -245,12 +249,15 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
         kept,
         left_over,
         room,
+        keep,
         ..
     } = scratch;
     // Keeps, in claim order, up to each subscriber's count.
     kept.clear();
     kept.resize(want.len(), 0);
-    let mut keep = vec![0u64; x.plan.claims.len()];
+    let mut keep = std::mem::take(keep);
+    keep.clear();
+    keep.resize(x.plan.claims.len(), 0);
     for (e, &(i, _, count)) in x.plan.claims.iter().enumerate() {
         let i = i as usize;
         keep[e] = count.min(want[i] - kept[i]);
@@ -270,7 +277,7 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
         room[x.rack[i]] += w - kept;
     }
     let keeps = Keeps {
-        claims: &x.plan.claims,
+        claims: x.plan.claims,
         entry_group: x.entry_group,
         rack: &x.rack,
         keep: &mut keep,
@@ -313,9 +320,10 @@ fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Op
     // its keep edge, per subscriber three, per level one.
     net.reserve(groups * (1 + racks) + x.plan.claims.len() + 3 * subs + levels.len());
     let mut to_rack = Vec::with_capacity(groups * racks);
-    let kept = start.kept(x);
-    let pool = start.pool(x, &kept);
-    let sent = start.sent(x);
+    let (mut kept, mut pool, mut sent) = (Vec::new(), Vec::new(), Vec::new());
+    start.kept(x, &mut kept);
+    start.pool(x, &kept, &mut Vec::new(), &mut pool);
+    start.sent(x, &mut sent);
     for (g, (&mask, &units)) in x.masks.iter().zip(&x.supply).enumerate() {
         if units == 0 {
             continue;
@@ -389,7 +397,7 @@ fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Op
 /// buffers: what it held before does not matter.
 pub(super) fn propose(
     net: &mut Network,
-    plan: &TopicFlow,
+    plan: &TopicFlow<'_>,
     x: &Inputs<'_, '_>,
     member_edge: &[Option<usize>],
     load: &mut [i64],
@@ -413,7 +421,7 @@ pub(super) fn propose(
     let mut claims = std::mem::take(&mut scratch.claims);
     claims.clear();
     claims.resize(subs_local.len(), 0);
-    for &(i, _, count) in &plan.claims {
+    for &(i, _, count) in plan.claims {
         claims[i as usize] += count;
     }
     let mut rack = std::mem::take(&mut scratch.rack);
@@ -425,7 +433,7 @@ pub(super) fn propose(
     );
     let shape = Shape {
         plan,
-        entry_group: &plan.entry_group,
+        entry_group: plan.entry_group,
         masks,
         supply,
         rack,
@@ -440,14 +448,21 @@ pub(super) fn propose(
     for &i in &x.counts.chosen[plan.lt] {
         holder[i as usize] = true;
     }
-    let want = holder.iter().map(|&h| f + u64::from(h)).collect();
+    let mut want = std::mem::take(&mut scratch.want);
+    want.clear();
+    want.extend(holder.iter().map(|&h| f + u64::from(h)));
     let start = greedy(&shape, want, scratch);
     #[cfg(test)]
     let greedy_only = GREEDY_ONLY.with(std::cell::Cell::get);
     #[cfg(not(test))]
     let greedy_only = false;
-    let placed = start.places_all(&shape);
-    let placement = if greedy_only || (placed && start.settled(&shape, &holder)) {
+    let mut kept = std::mem::take(&mut scratch.sub_kept);
+    let mut sent = std::mem::take(&mut scratch.sent);
+    start.kept(&shape, &mut kept);
+    start.sent(&shape, &mut sent);
+    // Whether every partition is placed.
+    let placed = sent.iter().sum::<u64>() == shape.supply.iter().sum::<u64>();
+    let placement = if greedy_only || (placed && start.settled(&shape, &holder, &kept)) {
         start
     } else {
         let sub_load: Vec<i64> = subs_local.iter().map(|&lm| load[lm as usize]).collect();
@@ -468,8 +483,12 @@ pub(super) fn propose(
                 }
             }
             start
+        } else if let Some(refined) = refine(&shape, &holder, &sub_load, &start) {
+            refined.kept(&shape, &mut kept);
+            refined.sent(&shape, &mut sent);
+            refined
         } else {
-            refine(&shape, &holder, &sub_load, &start).unwrap_or(start)
+            start
         }
     };
     #[cfg(test)]
@@ -483,16 +502,15 @@ pub(super) fn propose(
         }
     }
 
-    let kept = placement.kept(&shape);
-    let pool = placement.pool(&shape, &kept);
-    let sent = placement.sent(&shape);
+    let mut pool = std::mem::take(&mut scratch.pool);
+    placement.pool(&shape, &kept, &mut scratch.into_rack, &mut pool);
     for (e, &units) in placement.keep.iter().enumerate() {
         if units > 0 {
             // Entries may share a keep edge: their units add up.
             net.add_preset(plan.keep_edge[e], units as i32);
         }
     }
-    for &(g, r, id) in &plan.to_rack {
+    for &(g, r, id) in plan.to_rack {
         let units = placement.amount[g * racks + r];
         if units > 0 {
             net.preset(id, units as i32);
@@ -542,6 +560,8 @@ pub(super) fn propose(
     scratch.plain_floor = plain_floor;
     scratch.holder = holder;
     scratch.transport.amount = placement.amount;
+    (scratch.want, scratch.keep) = (placement.want, placement.keep);
+    (scratch.sub_kept, scratch.pool, scratch.sent) = (kept, pool, sent);
     let Shape {
         masks,
         supply,

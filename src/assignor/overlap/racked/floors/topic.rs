@@ -1,106 +1,277 @@
-//! One topic of the flow with floors' network, and how its solved flow is read back.
+//! The topics of the flow with floors' network, and how its solved flow is read back. Every
+//! topic's vectors lie end to end in one [`Arena`] (a call builds a hundred topics, each with
+//! a dozen vectors of a few dozen entries: allocating them one by one cost more than
+//! filling them); a [`Plan`] says where a topic's parts are, and [`Arena::view`] lends them
+//! as the slices of a [`TopicFlow`].
 
+use std::ops::Range;
+
+use super::super::super::super::aligned::transport::Transport;
 use super::super::super::super::flow::Network;
+use super::Inputs;
+
+/// Every topic's vectors, end to end: the fields of [`TopicFlow`], which see them.
+pub(super) struct Arena {
+    pub(super) groups: Vec<(u64, u64)>,
+    pub(super) claims: Vec<(u32, u64, u64)>,
+    pub(super) entry_group: Vec<usize>,
+    pub(super) claim_owner: Vec<u32>,
+    pub(super) keep_edge: Vec<usize>,
+    pub(super) kept: Vec<u64>,
+    pub(super) pair: Vec<bool>,
+    pub(super) pool_edge: Vec<Option<usize>>,
+    pub(super) floor_edge: Vec<Option<usize>>,
+    pub(super) extra_edge: Vec<Option<usize>>,
+    pub(super) plain_floor: Vec<Option<usize>>,
+    pub(super) source_edge: Vec<usize>,
+    pub(super) takes: Vec<u64>,
+    pub(super) to_rack: Vec<(usize, usize, usize)>,
+    pub(super) amount: Vec<u64>,
+}
+
+/// Where one topic's parts lie in the [`Arena`], and its scalars.
+pub(super) struct Plan {
+    /// Index of the topic in `comp.topics`.
+    pub(super) lt: usize,
+    pub(super) topic: u32,
+    pub(super) floor: u32,
+    /// Partitions of mask 0.
+    pub(super) free: u64,
+    /// Its `groups`.
+    pub(super) groups: Range<usize>,
+    /// Its claim entries: `claims`, `entry_group`, `keep_edge` and `kept`.
+    pub(super) claims: Range<usize>,
+    /// Its `claim_owner`.
+    pub(super) owners: Range<usize>,
+    /// Its subscribers: `pair`, `pool_edge`, `floor_edge`, `extra_edge` and `takes`.
+    pub(super) subs: Range<usize>,
+    /// Its racks: `plain_floor`.
+    pub(super) racks: Range<usize>,
+    /// Its `source_edge`.
+    pub(super) sources: Range<usize>,
+    /// Its `to_rack`.
+    pub(super) to_rack: Range<usize>,
+    /// Its `amount`.
+    pub(super) amount: Range<usize>,
+}
 
 /// One topic of the network and, once solved, how it is dealt.
-pub(super) struct TopicFlow {
+pub(super) struct TopicFlow<'a> {
     /// Index of the topic in `comp.topics`.
     pub(super) lt: usize,
     pub(super) topic: u32,
     pub(super) floor: u32,
     /// Distinct non-zero masks of the topic's partitions, ascending, with their counts.
-    pub(super) groups: Vec<(u64, u64)>,
+    pub(super) groups: &'a [(u64, u64)],
     /// Partitions of mask 0.
     pub(super) free: u64,
     /// (subscriber index, mask, keepable claims of that mask), ascending.
-    pub(super) claims: Vec<(u32, u64, u64)>,
+    pub(super) claims: &'a [(u32, u64, u64)],
     /// Per claim entry: its group's index (the free node as group `groups.len()`).
-    pub(super) entry_group: Vec<usize>,
+    pub(super) entry_group: &'a [usize],
     /// Per keepable claim of the topic, in the order of `Inputs::keepable`: its owner's
     /// subscriber index.
-    pub(super) claim_owner: Vec<u32>,
+    pub(super) claim_owner: &'a [u32],
     /// Per claim entry: its keep edge, shared by the entries of subscribers without a pair
     /// node that start at the same group and end at the same rack (see
     /// [Merged keeps](super#merged-keeps)); once solved, `kept` holds each entry's units.
-    pub(super) keep_edge: Vec<usize>,
-    pub(super) kept: Vec<u64>,
+    pub(super) keep_edge: &'a [usize],
+    pub(super) kept: &'a [u64],
     /// Per subscriber index: whether it has a pair node (more than f_t keepable claims).
-    pub(super) pair: Vec<bool>,
+    pub(super) pair: &'a [bool],
     /// Per subscriber index: its pool edge (pair subscribers) or extra edge (others), if any.
-    pub(super) pool_edge: Vec<Option<usize>>,
+    pub(super) pool_edge: &'a [Option<usize>],
     /// Per subscriber index: its floor edge (pair subscribers with f_t > 0).
-    pub(super) floor_edge: Vec<Option<usize>>,
+    pub(super) floor_edge: &'a [Option<usize>],
     /// Per subscriber index: its extra edge, (t,m) → member m (pair subscribers, r_t > 0);
     /// for the others the pool edge is the extra edge.
-    pub(super) extra_edge: Vec<Option<usize>>,
+    pub(super) extra_edge: &'a [Option<usize>],
     /// Per rack: the floor edge of its subscribers with no pair node, if any.
-    pub(super) plain_floor: Vec<Option<usize>>,
+    pub(super) plain_floor: &'a [Option<usize>],
     /// Per group (the free node last, if it has partitions): its edge from the source.
-    pub(super) source_edge: Vec<usize>,
+    pub(super) source_edge: &'a [usize],
     /// Per subscriber index, once solved: the partitions it takes from its rack.
-    pub(super) takes: Vec<u64>,
+    pub(super) takes: &'a [u64],
     /// (group, rack, edge) of each edge from a group (the free node as group `groups.len()`)
     /// to a rack; once solved, `amount` holds the units at `g * racks + r`.
-    pub(super) to_rack: Vec<(usize, usize, usize)>,
-    pub(super) amount: Vec<u64>,
+    pub(super) to_rack: &'a [(usize, usize, usize)],
+    pub(super) amount: &'a [u64],
 }
 
-impl TopicFlow {
-    /// Reads the solved network `net` back into the plan: each entry's kept units, each
-    /// subscriber's take from its rack, each group's units per rack. False when the flow
+impl Arena {
+    /// An arena with room for every topic of `x`'s component: per topic with partitions, its
+    /// keepable claims and its subscribers, and no more groups than partitions or non-zero
+    /// masks.
+    pub(super) fn for_inputs(x: &Inputs<'_, '_>) -> Self {
+        let racks = x.racks;
+        let kinds = 1usize
+            .checked_shl(racks as u32)
+            .map_or(usize::MAX, |k| k - 1);
+        let (mut topics, mut groups, mut claims, mut subscribers) = (0, 0, 0, 0);
+        for (lt, &t) in x.comp.topics.iter().enumerate() {
+            if !x.masks[lt].is_empty() {
+                topics += 1;
+                groups += x.masks[lt].len().min(kinds);
+                claims += x.keepable[t as usize].len();
+                subscribers += x.problem.subscribers[t as usize].len();
+            }
+        }
+        Self::with_capacity(topics, groups, claims, subscribers, racks)
+    }
+
+    /// An arena with room for `topics` topics with `groups` groups, `claims` keepable claims
+    /// and `subs` subscribers in all, over `racks` racks (so that it never grows by copying).
+    pub(super) fn with_capacity(
+        topics: usize,
+        groups: usize,
+        claims: usize,
+        subs: usize,
+        racks: usize,
+    ) -> Self {
+        let sources = groups + topics;
+        Arena {
+            groups: Vec::with_capacity(groups),
+            claims: Vec::with_capacity(claims),
+            entry_group: Vec::with_capacity(claims),
+            claim_owner: Vec::with_capacity(claims),
+            keep_edge: Vec::with_capacity(claims),
+            kept: Vec::with_capacity(claims),
+            pair: Vec::with_capacity(subs),
+            pool_edge: Vec::with_capacity(subs),
+            floor_edge: Vec::with_capacity(subs),
+            extra_edge: Vec::with_capacity(subs),
+            plain_floor: Vec::with_capacity(topics * racks),
+            source_edge: Vec::with_capacity(sources),
+            takes: Vec::with_capacity(subs),
+            to_rack: Vec::with_capacity(sources * racks),
+            amount: Vec::with_capacity(sources * racks),
+        }
+    }
+
+    /// The topic of `plan`, as slices of the arena.
+    pub(super) fn view(&self, plan: &Plan) -> TopicFlow<'_> {
+        TopicFlow {
+            lt: plan.lt,
+            topic: plan.topic,
+            floor: plan.floor,
+            groups: &self.groups[plan.groups.clone()],
+            free: plan.free,
+            claims: &self.claims[plan.claims.clone()],
+            entry_group: &self.entry_group[plan.claims.clone()],
+            claim_owner: &self.claim_owner[plan.owners.clone()],
+            keep_edge: &self.keep_edge[plan.claims.clone()],
+            kept: &self.kept[plan.claims.clone()],
+            pair: &self.pair[plan.subs.clone()],
+            pool_edge: &self.pool_edge[plan.subs.clone()],
+            floor_edge: &self.floor_edge[plan.subs.clone()],
+            extra_edge: &self.extra_edge[plan.subs.clone()],
+            plain_floor: &self.plain_floor[plan.racks.clone()],
+            source_edge: &self.source_edge[plan.sources.clone()],
+            takes: &self.takes[plan.subs.clone()],
+            to_rack: &self.to_rack[plan.to_rack.clone()],
+            amount: &self.amount[plan.amount.clone()],
+        }
+    }
+
+    /// Reads the solved network `net` back into the topic of `plan`: each entry's kept units,
+    /// each subscriber's take from its rack, each group's units per rack. False when the flow
     /// cannot be dealt as the [module docs](super) say (a shared keep edge carries more than
     /// its entries' claims, or a subscriber without a pair node keeps more than it takes).
-    /// `left` is a buffer kept from topic to topic.
+    /// `rack_of` gives a subscriber index's rack; `left` is a buffer kept from topic to topic.
     pub(super) fn read_back(
         &mut self,
+        plan: &Plan,
         net: &Network,
         racks: usize,
-        left: &mut Vec<(usize, u64)>,
+        rack_of: impl Fn(usize) -> usize,
+        left: &mut Vec<u64>,
     ) -> bool {
-        let floor = u64::from(self.floor);
+        let floor = u64::from(plan.floor);
+        let claims = &self.claims[plan.claims.clone()];
+        let entry_group = &self.entry_group[plan.claims.clone()];
+        let keep_edge = &self.keep_edge[plan.claims.clone()];
+        let kept = &mut self.kept[plan.claims.clone()];
+        let pair = &self.pair[plan.subs.clone()];
+        let pool_edge = &self.pool_edge[plan.subs.clone()];
+        let takes = &mut self.takes[plan.subs.clone()];
         // A shared keep edge's units go to its entries in entry order (subscribers in id
-        // order), each up to its claims: `left` holds what each edge has still to give.
+        // order), each up to its claims: `left` holds what each edge has still to give, at
+        // its group and rack (`g * racks + r`: one shared edge each, as they were added),
+        // `u64::MAX` before its first entry reads it.
         left.clear();
-        self.kept = Vec::with_capacity(self.claims.len());
-        for (&(i, _, count), &id) in self.claims.iter().zip(&self.keep_edge) {
-            let units = net.flow(id) as u64;
-            if self.pair[i as usize] {
-                self.kept.push(units);
+        left.resize((plan.groups.len() + 1) * racks, u64::MAX);
+        let entries = claims.iter().zip(entry_group).zip(keep_edge);
+        for (((&(i, _, count), &g), &id), kept) in entries.zip(kept.iter_mut()) {
+            if pair[i as usize] {
+                *kept = net.flow(id) as u64;
                 continue;
             }
-            let l = match left.iter().position(|e| e.0 == id) {
-                Some(l) => l,
-                None => {
-                    left.push((id, units));
-                    left.len() - 1
-                }
+            let Some(left) = left.get_mut(g * racks + rack_of(i as usize)) else {
+                return false;
             };
-            let take = count.min(left[l].1);
-            left[l].1 -= take;
-            self.kept.push(take);
+            if *left == u64::MAX {
+                *left = net.flow(id) as u64;
+            }
+            let take = count.min(*left);
+            *left -= take;
+            *kept = take;
         }
-        if left.iter().any(|e| e.1 > 0) {
+        if left.iter().any(|&units| units > 0 && units != u64::MAX) {
             return false;
         }
-        for i in 0..self.pair.len() {
-            let units = self.pool_edge[i].map_or(0, |id| net.flow(id) as u64);
-            self.takes[i] = if self.pair[i] { units } else { floor + units };
+        for ((take, &pair), edge) in takes.iter_mut().zip(pair).zip(pool_edge) {
+            let units = edge.map_or(0, |id| net.flow(id) as u64);
+            *take = if pair { units } else { floor + units };
         }
         // A subscriber without a pair node takes from its rack what its keeps leave of its
         // floor and extra (never less than nothing: it has at most f_t claims).
-        for (c, &units) in self.claims.iter().zip(&self.kept) {
+        for (c, &units) in claims.iter().zip(kept.iter()) {
             let i = c.0 as usize;
-            if !self.pair[i] {
-                let Some(takes) = self.takes[i].checked_sub(units) else {
+            if !pair[i] {
+                let Some(left) = takes[i].checked_sub(units) else {
                     return false;
                 };
-                self.takes[i] = takes;
+                takes[i] = left;
             }
         }
-        self.amount = vec![0; (self.groups.len() + 1) * racks];
-        for &(g, r, id) in &self.to_rack {
-            self.amount[g * racks + r] = net.flow(id) as u64;
+        let amount = &mut self.amount[plan.amount.clone()];
+        for &(g, r, id) in &self.to_rack[plan.to_rack.clone()] {
+            amount[g * racks + r] = net.flow(id) as u64;
         }
         true
     }
+}
+
+/// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be
+/// placed aligned with every subscriber taking at most f_t + \[r_t > 0\]: a small transport
+/// from the groups to the racks, rack r taking that much per subscriber in it. A flow of full
+/// value exists exactly when this holds in every topic (a keep edge of mask g only reaches a
+/// member in a rack of g, as the rack does; member edges never bind: a member takes at most
+/// one extra per topic with extras, and its edge has that capacity), so the network is not
+/// built in vain where it fails.
+pub(super) fn placeable(
+    x: &Inputs<'_, '_>,
+    lt: usize,
+    groups: &[(u64, u64)],
+    free: u64,
+    transport: &mut Transport,
+    [capacity, masks, supply]: &mut [Vec<u64>; 3],
+) -> bool {
+    let ceiling = u64::from(x.counts.floor[lt])
+        + u64::from(!x.masks[lt].len().is_multiple_of(x.counts.subs[lt].len()));
+    capacity.clear();
+    capacity.resize(x.racks, 0);
+    let mut present = 0u64;
+    for &lm in &x.counts.subs[lt] {
+        let bit = x.member_bit[lm as usize];
+        present |= bit;
+        capacity[bit.trailing_zeros() as usize] += ceiling;
+    }
+    masks.clear();
+    masks.extend(groups.iter().map(|g| g.0));
+    masks.push(present);
+    supply.clear();
+    supply.extend(groups.iter().map(|g| g.1));
+    supply.push(free);
+    transport.solve(masks, supply, capacity)
 }
