@@ -68,9 +68,14 @@ impl Network {
         // cycle: when the flow is of minimum cost for its value. A cycle in the graph of the
         // last improving arcs is a negative residual cycle; it is cancelled (the flow stays a
         // flow of the same value, of a strictly lower cost) and the search goes on.
-        let mut dist = Buf::filled(n, ZERO);
-        let mut queued = Buf::filled(n, true);
-        let mut parent = Buf::filled(n, NONE);
+        let mut labels = Buf::filled(
+            n,
+            Label {
+                dist: ZERO,
+                parent: NONE,
+                queued: true,
+            },
+        );
         let mut walk = Walk::new(n);
         // The first round scans the nodes in descending order: the most negative distances
         // start at the sink (the reverses of the loaded convex arcs) and run back through
@@ -110,27 +115,20 @@ impl Network {
                 }
                 return None;
             }
-            work += self.relax_round(
-                start,
-                &round,
-                &mut dist,
-                &mut parent,
-                &mut queued,
-                &mut next_round,
-            );
+            work += self.relax_round(start, &round, &mut labels, &mut next_round);
             std::mem::swap(&mut round, &mut next_round);
             next_round.clear();
             #[cfg(test)]
             if self.planted == Planted::TrustPresets {
-                return Some((dist, value));
+                return Some((distances(&labels), value));
             }
             if rounds % CYCLE_CHECK_ROUNDS == 0 && cancelled < MAX_CANCELS {
-                while let Some(cycle) = walk.find_cycle(&round, &parent, &self.arcs) {
+                while let Some(cycle) = walk.find_cycle(&round, &labels, &self.arcs) {
                     work += cycle.len();
                     if !self.cancel(&cycle) {
                         // A stale cycle (an arc of it changed since): forget it.
                         for &s in &cycle {
-                            parent[self.arcs[s as usize].to as usize] = NONE;
+                            labels[self.arcs[s as usize].to as usize].parent = NONE;
                         }
                         break;
                     }
@@ -138,9 +136,10 @@ impl Network {
                     rounds = 0;
                     for &s in &cycle {
                         let v = self.arcs[s as usize].to as usize;
-                        parent[v] = NONE;
-                        if !queued[v] {
-                            queued[v] = true;
+                        let label = &mut labels[v];
+                        label.parent = NONE;
+                        if !label.queued {
+                            label.queued = true;
                             round.push(v as u32);
                         }
                     }
@@ -152,48 +151,64 @@ impl Network {
         }
         #[cfg(test)]
         CERTIFIED.with(|c| c.set(c.get() + 1));
-        Some((dist, value))
+        Some((distances(&labels), value))
     }
 
     /// One Bellman–Ford round: relaxes the residual arcs leaving the nodes of `round`, in
-    /// order, lowering `dist` (and recording the arc in `parent`) wherever an arc improves
-    /// it, and queues the improved nodes not queued yet into `next`. Returns the arcs scanned.
+    /// order, lowering a node's distance (and recording the arc as its parent) wherever an
+    /// arc improves it, and queues the improved nodes not queued yet into `next`. Returns the
+    /// arcs scanned.
     // Never inlined: inside `solve` the loop's state spilled to the stack.
     #[inline(never)]
     fn relax_round(
         &self,
         start: &[u32],
         round: &[u32],
-        dist: &mut [Cost],
-        parent: &mut [u32],
-        queued: &mut [bool],
+        labels: &mut [Label],
         next: &mut Vec<u32>,
     ) -> usize {
         let mut work = 0;
         for &u in round {
-            let u = u as usize;
-            queued[u] = false;
-            let du = dist[u];
-            let first = start[u] as usize;
-            let arcs = &self.arcs[first..start[u + 1] as usize];
+            let label = &mut labels[u as usize];
+            label.queued = false;
+            let du = label.dist;
+            let ends = &start[u as usize..u as usize + 2];
+            let first = ends[0] as usize;
+            let arcs = &self.arcs[first..ends[1] as usize];
             work += arcs.len();
-            for (s, arc) in (first..).zip(arcs) {
+            for (s, arc) in (first as u32..).zip(arcs) {
                 if arc.cap <= 0 {
                     continue;
                 }
-                let v = arc.to as usize;
-                let d = add(du, self.cost(arc));
-                if less(&d, &dist[v]) {
-                    dist[v] = d;
-                    parent[v] = s as u32;
-                    if !queued[v] {
-                        queued[v] = true;
-                        next.push(v as u32);
+                let v = &mut labels[arc.to as usize];
+                if arc.convex != NONE {
+                    // Rare: kept apart so that the common case's cost stays in registers.
+                    let d = add(du, self.convex_cost(arc));
+                    if less(&d, &v.dist) {
+                        improve(v, next, arc.to, d, s);
                     }
+                    continue;
+                }
+                let c = arc.cost;
+                let d = [
+                    du[0] + i64::from(c[0]),
+                    du[1] + i64::from(c[1]),
+                    du[2] + i64::from(c[2]),
+                    du[3] + i64::from(c[3]),
+                ];
+                if less(&d, &v.dist) {
+                    improve(v, next, arc.to, d, s);
                 }
             }
         }
         work
+    }
+
+    /// [`Network::cost`] of a convex arc, kept out of the relaxation loop.
+    #[inline(never)]
+    #[cold]
+    fn convex_cost(&self, arc: &Arc) -> Cost {
+        self.cost(arc)
     }
 
     /// Pushes as much flow as possible around `cycle` (residual arc slots, each arc's head the
@@ -230,6 +245,36 @@ impl Network {
     }
 }
 
+/// A node's state in the warm start's Bellman–Ford, kept together so that a relaxation
+/// reads and writes one place.
+#[derive(Clone, Copy)]
+pub(super) struct Label {
+    /// The shortest distance found so far.
+    dist: Cost,
+    /// The slot of the arc that last lowered `dist`, or [`NONE`].
+    parent: u32,
+    /// Whether the node is in the next round's list.
+    queued: bool,
+}
+
+/// The distances of `labels`, in node order.
+fn distances(labels: &[Label]) -> Buf<Cost> {
+    let mut dist = Buf::with_capacity(labels.len());
+    dist.extend(labels.iter().map(|l| l.dist));
+    dist
+}
+
+/// Lowers node `v`'s distance to `d` over the arc `s`, queueing v into `next` unless queued.
+#[inline(always)]
+fn improve(label: &mut Label, next: &mut Vec<u32>, v: u32, d: Cost, s: u32) {
+    label.dist = d;
+    label.parent = s;
+    if !label.queued {
+        label.queued = true;
+        next.push(v);
+    }
+}
+
 /// Cycle detection in the graph of the arcs that last improved each node's distance.
 struct Walk {
     /// The walk that last visited each node.
@@ -246,10 +291,10 @@ impl Walk {
         }
     }
 
-    /// A cycle of the parent graph (`parent[v]` the slot of the arc that last improved v, or
+    /// A cycle of the parent graph (`labels[v].parent` the slot of the arc that last improved v, or
     /// [`NONE`]) reached from one of `from`, as its arc slots in order; each node is visited
     /// at most once per call.
-    fn find_cycle(&mut self, from: &[u32], parent: &[u32], arcs: &[Arc]) -> Option<Vec<u32>> {
+    fn find_cycle(&mut self, from: &[u32], labels: &[Label], arcs: &[Arc]) -> Option<Vec<u32>> {
         let tail = |s: u32| arcs[arcs[s as usize].rev as usize].to as usize;
         let first = self.last;
         for &v0 in from {
@@ -261,7 +306,7 @@ impl Walk {
                     let mut cycle = Vec::new();
                     let mut u = v;
                     loop {
-                        let s = parent[u];
+                        let s = labels[u].parent;
                         cycle.push(s);
                         u = tail(s);
                         if u == v {
@@ -276,7 +321,7 @@ impl Walk {
                     break;
                 }
                 self.stamp[v] = id;
-                match parent[v] {
+                match labels[v].parent {
                     NONE => break,
                     s => v = tail(s),
                 }

@@ -14,6 +14,7 @@
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
+use super::certify::Label;
 use super::{Added, Arc, Cost};
 
 /// The most buffers of one element type a thread keeps (a solve holds about a dozen of `u32`).
@@ -33,6 +34,7 @@ pub(super) struct Pool {
     arcs: Vec<Vec<Arc>>,
     added: Vec<Vec<Added>>,
     presets: Vec<Vec<(u32, i32)>>,
+    labels: Vec<Vec<Label>>,
 }
 
 thread_local! {
@@ -68,6 +70,7 @@ shelved!(
     Arc => arcs,
     Added => added,
     (u32, i32) => presets,
+    Label => labels,
 );
 
 fn bytes_of<T>(v: &Vec<T>) -> usize {
