@@ -168,6 +168,11 @@ impl Network {
         next: &mut Vec<u32>,
     ) -> usize {
         let mut work = 0;
+        // An arc's slot from its address, computed only when the arc improves a distance:
+        // cheaper than counting slots along every scan.
+        let base = self.arcs.as_ptr() as usize;
+        let slot =
+            |arc: &Arc| ((std::ptr::from_ref(arc) as usize - base) / size_of::<Arc>()) as u32;
         for &u in round {
             let label = &mut labels[u as usize];
             label.queued = false;
@@ -176,7 +181,7 @@ impl Network {
             let first = ends[0] as usize;
             let arcs = &self.arcs[first..ends[1] as usize];
             work += arcs.len();
-            for (s, arc) in (first as u32..).zip(arcs) {
+            for arc in arcs {
                 if arc.cap <= 0 {
                     continue;
                 }
@@ -185,7 +190,7 @@ impl Network {
                     // Rare: kept apart so that the common case's cost stays in registers.
                     let d = add(du, self.convex_cost(arc));
                     if less(&d, &v.dist) {
-                        improve(v, next, arc.to, d, s);
+                        improve(v, next, arc.to, d, slot(arc));
                     }
                     continue;
                 }
@@ -197,7 +202,7 @@ impl Network {
                     du[3] + i64::from(c[3]),
                 ];
                 if less(&d, &v.dist) {
-                    improve(v, next, arc.to, d, s);
+                    improve(v, next, arc.to, d, slot(arc));
                 }
             }
         }
