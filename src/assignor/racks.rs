@@ -108,7 +108,7 @@ pub(crate) struct RackBits<'a> {
 /// the length (names of one group mostly share a length, so the branch is predicted), which
 /// costs a few instructions where a loop over the bytes with 128-bit shifts cost dozens.
 #[inline]
-fn pack_short(bytes: &[u8]) -> Option<u64> {
+pub(crate) fn pack_short(bytes: &[u8]) -> Option<u64> {
     let byte = |i: usize| u64::from(bytes[i]);
     let half = |i: usize| u64::from(u16::from_le_bytes([bytes[i], bytes[i + 1]]));
     let word = |i: usize| {

@@ -34,7 +34,7 @@
 
 use super::components::Component;
 use super::problem::Problem;
-use super::racks::RackBits;
+use super::racks::{RackBits, pack_short};
 
 /// When the previous owners of `comp` (homogeneous: every member subscribes to all its
 /// topics) form an assignment optimal for objectives 1–5 as the [module docs](self) say,
@@ -275,7 +275,7 @@ impl<'p> Home<'p> {
             .iter()
             .map(|&m| match problem.members[m as usize].rack.as_deref() {
                 None => Own::None,
-                Some(rack) => short_key(rack.as_bytes()).map_or(Own::Long(rack), Own::Short),
+                Some(rack) => pack_short(rack.as_bytes()).map_or(Own::Long(rack), Own::Short),
             })
             .collect();
         Some(Home { rack, bits: None })
@@ -294,7 +294,7 @@ impl<'p> Home<'p> {
         let at_home = match self.rack[lm] {
             Own::Short(key) => names
                 .iter()
-                .any(|name| short_key(name.as_bytes()) == Some(key)),
+                .any(|name| pack_short(name.as_bytes()) == Some(key)),
             Own::Long(rack) => names.iter().any(|name| same_name(name, rack)),
             Own::None => false,
         };
@@ -312,40 +312,10 @@ impl<'p> Home<'p> {
 enum Own<'a> {
     /// In no rack.
     None,
-    /// A name [`short_key`] represents, as its key.
+    /// A name [`pack_short`] represents, as its key.
     Short(u64),
     /// A longer name.
     Long(&'a str),
-}
-
-/// A name of at most 7 bytes as one integer: byte i in bits 8i..8(i+1), the length in the
-/// byte after the last, so that two names have the same key only if they are equal. The
-/// bytes are read as words chosen by the length: a few instructions per replica name, where
-/// a comparison byte by byte cost a dozen or more.
-#[inline]
-fn short_key(bytes: &[u8]) -> Option<u64> {
-    let byte = |i: usize| u64::from(bytes[i]);
-    let half = |i: usize| u64::from(u16::from_le_bytes([bytes[i], bytes[i + 1]]));
-    let word = |i: usize| {
-        u64::from(u32::from_le_bytes([
-            bytes[i],
-            bytes[i + 1],
-            bytes[i + 2],
-            bytes[i + 3],
-        ]))
-    };
-    let value = match bytes.len() {
-        0 => 0,
-        1 => byte(0),
-        2 => half(0),
-        3 => half(0) | byte(2) << 16,
-        4 => word(0),
-        5 => word(0) | byte(4) << 32,
-        6 => word(0) | half(4) << 32,
-        7 => word(0) | half(4) << 32 | byte(6) << 48,
-        _ => return None,
-    };
-    Some(value | (bytes.len() as u64) << (8 * bytes.len()))
 }
 
 /// Whether two names are equal, compared byte by byte in place: rack names are short, and
