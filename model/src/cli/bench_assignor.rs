@@ -13,7 +13,7 @@
 //! during the call, above what was live before it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::Instant;
@@ -110,6 +110,12 @@ pub struct BenchAssignorArgs {
     /// algorithms rather than the sizes of their earlier outputs.
     #[arg(long)]
     shared_input: bool,
+    /// Write each matrix case's inputs into this directory instead of timing them:
+    /// `CASE.json` is the measured assignor's input and, for join and leave cases without
+    /// `--shared-input`, `CASE.v1.json` is uniform-v1's. A row can then be rerun alone with
+    /// `--spec`, profiled, or kept as a regression case.
+    #[arg(long, value_name = "DIR", conflicts_with = "spec")]
+    write_specs: Option<PathBuf>,
 }
 
 /// One measured case.
@@ -169,6 +175,10 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
         )));
     }
     let mut rows = Vec::new();
+    if let Some(dir) = &args.write_specs {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::input(format!("cannot create {}: {e}", dir.display())))?;
+    }
     if let Some(path) = &args.spec {
         let spec = GroupSpec::from_json(&read_text(Some(path))?).map_err(Failure::input)?;
         let row = measure(&path.display().to_string(), &spec, assignor.as_ref(), runs)?;
@@ -179,6 +189,7 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
         let ratios: &[usize] = if args.quick { &[10] } else { &args.ratios };
         let topic_counts: &[usize] = if args.quick { &[10] } else { &args.topics };
         let mut first = true;
+        let mut written = 0usize;
         for &n in members {
             for &ratio in ratios {
                 for &topics in topic_counts {
@@ -203,13 +214,20 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
                                     },
                                     if racks { "on" } else { "off" }
                                 );
-                                let row = measure_mode(
+                                let (spec, base) =
+                                    inputs(&full, mode, assignor.as_ref(), args.shared_input)?;
+                                if let Some(dir) = &args.write_specs {
+                                    write_case(dir, &name, &spec, base.as_ref())?;
+                                    written += 1;
+                                    continue;
+                                }
+                                let base = base.as_ref().unwrap_or(&spec);
+                                let row = row(
                                     &name,
-                                    &full,
-                                    mode,
-                                    assignor.as_ref(),
+                                    &spec,
+                                    (&spec, assignor.as_ref()),
+                                    (base, &UniformV1),
                                     runs,
-                                    args.shared_input,
                                 )?;
                                 print_row(&row, args.json, first);
                                 first = false;
@@ -219,6 +237,10 @@ pub fn run(args: BenchAssignorArgs) -> Result<ExitCode, Failure> {
                     }
                 }
             }
+        }
+        if let Some(dir) = &args.write_specs {
+            println!("wrote the inputs of {written} cases to {}", dir.display());
+            return Ok(ExitCode::SUCCESS);
         }
     }
     let summaries: Vec<Summary> = [false, true]
@@ -441,22 +463,44 @@ fn incremental(
     Ok(spec)
 }
 
-fn measure_mode(
-    name: &str,
+/// The measured assignor's input for `mode` and, when it differs, uniform-v1's: each starts
+/// from its own stable assignment unless the input is shared.
+fn inputs(
     full: &GroupSpec,
     mode: Mode,
     assignor: &dyn Assignor,
-    runs: usize,
     shared_input: bool,
-) -> Result<Row, Failure> {
-    // Each assignor starts from its own stable assignment, unless the input is shared.
+) -> Result<(GroupSpec, Option<GroupSpec>), Failure> {
     let spec = incremental(full, mode, assignor)?;
-    let base = if shared_input {
-        spec.clone()
+    let base = if shared_input || mode == Mode::Full {
+        None
     } else {
-        incremental(full, mode, &UniformV1)?
+        Some(incremental(full, mode, &UniformV1)?)
     };
-    row(name, &spec, (&spec, assignor), (&base, &UniformV1), runs)
+    Ok((spec, base))
+}
+
+/// Writes a case's inputs under `dir`, named after the case with its spaces as dashes.
+fn write_case(
+    dir: &Path,
+    name: &str,
+    spec: &GroupSpec,
+    base: Option<&GroupSpec>,
+) -> Result<(), Failure> {
+    let stem: String = name
+        .chars()
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect();
+    let write = |file: String, spec: &GroupSpec| {
+        let path = dir.join(file);
+        std::fs::write(&path, spec.to_json())
+            .map_err(|e| Failure::input(format!("cannot write {}: {e}", path.display())))
+    };
+    write(format!("{stem}.json"), spec)?;
+    if let Some(base) = base {
+        write(format!("{stem}.v1.json"), base)?;
+    }
+    Ok(())
 }
 
 fn measure(
