@@ -111,3 +111,42 @@ fn quick_assignor_bench_runs_and_prints_json() {
         assert!(row["v1_median_ms"].as_f64().is_some());
     }
 }
+
+#[test]
+fn write_specs_writes_each_cases_inputs_and_they_replay() {
+    let dir = std::env::temp_dir().join(format!("rebalance-write-specs-{}", std::process::id()));
+    let path = dir.to_str().expect("UTF-8 temp dir");
+    let out = rebalance(&["bench", "assignor", "--quick", "--write-specs", path], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the directory exists")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    // 100 members, 10 per member, 10 topics: 3 subscription kinds x racks off/on x full, join,
+    // leave; v1 gets its own input for the 12 join and leave cases.
+    assert_eq!(
+        names.iter().filter(|n| !n.ends_with(".v1.json")).count(),
+        18
+    );
+    assert_eq!(names.iter().filter(|n| n.ends_with(".v1.json")).count(), 12);
+    let join = dir.join("100m-x-10ppm-x-10t-homog-join-racks-on.json");
+    let spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&join).expect("join spec")).expect("JSON");
+    let members = spec["members"].as_array().expect("members");
+    assert_eq!(members.len(), 101, "the joiner is added");
+    assert!(members.iter().any(|m| m["id"] == "m-joiner"));
+    assert!(members.iter().all(|m| m["rack"].is_string()));
+    let owners = members.iter().filter(|m| m["generation"] == 1).count();
+    assert_eq!(owners, 100, "every other member owns its stable part");
+    let join = join.to_str().expect("UTF-8 path");
+    let out = rebalance(&["assign", join], "");
+    assert!(out.status.success());
+    let out = rebalance(&["bench", "assignor", "--spec", join, "--runs", "1"], "");
+    assert!(out.status.success());
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
