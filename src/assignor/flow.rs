@@ -129,9 +129,14 @@ struct Arc {
     /// For a convex arc: index into `Network::convex_base`, with [`REVERSE`] set on the
     /// backward arc; [`NONE`] otherwise.
     convex: u32,
-    /// Fixed cost (the negation on a backward arc).
+    /// Fixed cost (the negation on a backward arc); for a convex arc, [`CONVEX_MARK`] or its
+    /// negation, never read as a cost.
     cost: [i8; 4],
 }
+
+/// What a convex edge's `cost` holds: anything but zero, so that the certification's scan
+/// tells the arcs that cost nothing by their `cost` alone.
+const CONVEX_MARK: [i8; 4] = [0, 1, 0, 0];
 
 /// Marks the backward arc of a convex edge.
 const REVERSE: u32 = 1 << 31;
@@ -247,7 +252,7 @@ impl Network {
     /// Adds a convex edge `u → v` of capacity `cap` whose k-th unit costs
     /// `[0, 2(base+k)−1, 0, 0]`.
     pub fn convex_edge(&mut self, u: u32, v: u32, cap: i32, base: i64) -> usize {
-        let id = self.edge(u, v, cap, [0; 4]);
+        let id = self.edge(u, v, cap, CONVEX_MARK);
         let c = self.convex_base.len() as u32;
         self.convex_base.push(base);
         self.convex_reach = self

@@ -230,15 +230,16 @@ impl Network {
                     continue;
                 }
                 let v = &mut labels[arc.to as usize];
-                if arc.convex != NONE {
+                // A convex arc's `cost` holds a non-zero mark (see `CONVEX_MARK`), so one test
+                // finds the arcs that cost nothing, most of them.
+                let d = if arc.cost == [0; 4] {
+                    du
+                } else if arc.convex != NONE {
                     // Rare: kept apart so that the common case's cost stays in registers.
-                    let d = du.plus(self.convex_cost(arc));
-                    if d.below(&v.dist) {
-                        improve(v, next, arc.to, d, slot(arc));
-                    }
-                    continue;
-                }
-                let d = du.plus_fixed(arc.cost);
+                    du.plus(self.convex_cost(arc))
+                } else {
+                    du.plus_fixed(arc.cost)
+                };
                 if d.below(&v.dist) {
                     improve(v, next, arc.to, d, slot(arc));
                 }
