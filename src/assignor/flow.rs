@@ -129,9 +129,14 @@ struct Arc {
     /// For a convex arc: index into `Network::convex_base`, with [`REVERSE`] set on the
     /// backward arc; [`NONE`] otherwise.
     convex: u32,
-    /// Fixed cost (the negation on a backward arc).
+    /// Fixed cost (the negation on a backward arc); for a convex arc, [`CONVEX_MARK`] or its
+    /// negation, never read as a cost.
     cost: [i8; 4],
 }
+
+/// What a convex edge's `cost` holds: anything but zero, so that the certification's scan
+/// tells the arcs that cost nothing by their `cost` alone.
+const CONVEX_MARK: [i8; 4] = [0, 1, 0, 0];
 
 /// Marks the backward arc of a convex edge.
 const REVERSE: u32 = 1 << 31;
@@ -141,6 +146,9 @@ pub(crate) struct Network {
     nodes: usize,
     added: Buf<Added>,
     convex_base: Buf<i64>,
+    /// The largest |base| + capacity of a convex edge (0 without one): with it, the
+    /// certification bounds the cost of any convex arc (see `certify::packable`).
+    convex_reach: i64,
     /// After [`Network::solve`]: edge id / 2 → the slot of the edge's backward arc, whose
     /// residual capacity is the edge's flow.
     slot: Buf<u32>,
@@ -167,6 +175,9 @@ pub(crate) enum Planted {
     GiveUp,
     /// Give up as [`Planted::GiveUp`] but leave the presets and cancellations in place.
     GiveUpUndoingNothing,
+    /// Not a fault: certify with distances kept as [`Cost`]s even where they could be
+    /// packed, so that tests compare the two forms.
+    Unpacked,
 }
 
 #[cfg(test)]
@@ -184,6 +195,7 @@ impl Network {
             nodes,
             added: Buf::largest(),
             convex_base: Buf::default(),
+            convex_reach: 0,
             slot: Buf::default(),
             arcs: Buf::default(),
             #[cfg(test)]
@@ -240,9 +252,12 @@ impl Network {
     /// Adds a convex edge `u → v` of capacity `cap` whose k-th unit costs
     /// `[0, 2(base+k)−1, 0, 0]`.
     pub fn convex_edge(&mut self, u: u32, v: u32, cap: i32, base: i64) -> usize {
-        let id = self.edge(u, v, cap, [0; 4]);
+        let id = self.edge(u, v, cap, CONVEX_MARK);
         let c = self.convex_base.len() as u32;
         self.convex_base.push(base);
+        self.convex_reach = self
+            .convex_reach
+            .max(base.saturating_abs().saturating_add(i64::from(cap.max(0))));
         self.added[id / 2].convex = c;
         id
     }
@@ -293,11 +308,13 @@ impl Network {
         // Both arcs of an edge are written as the edge is read, each into the next free slot
         // of its tail: one sequential pass over the edges, without an index of ends by slot.
         let added = std::mem::take(&mut self.added);
+        // Every slot is written below (two per edge, each edge's into free slots of its ends),
+        // so the blank only has to be cheap to fill: all zero bytes, a memset.
         let blank = Arc {
             to: 0,
             rev: 0,
             cap: 0,
-            convex: NONE,
+            convex: 0,
             cost: [0; 4],
         };
         let mut arcs = Buf::filled(2 * added.len(), blank);
@@ -350,9 +367,13 @@ impl Network {
         let supply: i64 = arcs_of(source as usize)
             .map(|s| i64::from(self.arcs[s].cap.max(0)))
             .sum();
-        let warm = self.warm_start(&start, &presets, source, sink);
-        let cold = warm.is_none();
-        let (mut pi, mut total) = warm.unwrap_or_else(|| (Buf::filled(n, ZERO), 0));
+        let (mut pi, mut total, cold) =
+            match self.warm_start(&start, &presets, source, sink, supply) {
+                // The source sends all it can: no augmenting path is left, nor any phase to run.
+                certify::Warm::Full(value) => return value,
+                certify::Warm::Partial(pi, value) => (pi, value, false),
+                certify::Warm::Cold => (Buf::filled(n, ZERO), 0, true),
+            };
         let mut reached = Buf::filled(n, false);
         // Cold start: potentials are the shortest distances in the initial DAG (edges go up
         // in number).

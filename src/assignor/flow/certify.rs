@@ -1,8 +1,15 @@
 //! The warm start's certification: Bellman–Ford from a virtual root in the residual network
 //! of the proposed flow, cancelling the negative cycles it meets (the argument is in the
 //! parent module's docs).
+//!
+//! The distances are kept *packed* ([`Packed`]) wherever [`packable`] shows that no component
+//! of any distance the search can form leaves (−2³¹, 2³¹): the four components as one 128-bit
+//! integer, added and compared in two instructions each instead of four and up to eight.
+//! Elsewhere they are kept as [`Cost`]s. Both forms make the same comparisons come out the
+//! same way, so the search relaxes, records and cancels exactly the same, and returns the
+//! same distances and flow.
 
-use super::pool::Buf;
+use super::pool::{Buf, Shelved};
 use super::{Arc, Cost, NONE, Network, ZERO, add, less};
 #[cfg(test)]
 use super::{CANCELLED, CERTIFIED, Planted};
@@ -22,20 +29,33 @@ pub(super) const MAX_CANCELS: usize = 1024;
 /// has: it then costs about as much as a few phases of a cold start.
 pub(super) const WARM_WORK_PASSES: usize = 32;
 
+/// What the warm start leaves the solver.
+pub(super) enum Warm {
+    /// Certified, and the source already sends all it can (the value): no phase is left.
+    Full(i64),
+    /// Certified with these potentials (every residual arc's reduced cost non-negative), at
+    /// this value, less than the source can send.
+    Partial(Buf<Cost>, i64),
+    /// No warm start (none proposed, not a flow, or given up): the arcs are at zero flow.
+    Cold,
+}
+
 impl Network {
     /// The warm start: applies the preset flows, cancels the negative cycles it meets, and
-    /// returns potentials under which every residual arc has a non-negative reduced cost,
-    /// with the flow's value; or `None`, with the arcs left as they were, if the presets are
-    /// not a flow or no such potentials were found within the limits of the module docs.
+    /// returns the flow's value with, unless it is `supply` (what the source can send at
+    /// most), potentials under which every residual arc has a non-negative reduced cost; or
+    /// [`Warm::Cold`], with the arcs left as they were, if the presets are not a flow or no
+    /// such potentials were found within the limits of the module docs.
     pub(super) fn warm_start(
         &mut self,
         start: &[u32],
         presets: &[(u32, i32)],
         source: u32,
         sink: u32,
-    ) -> Option<(Buf<Cost>, i64)> {
+        supply: i64,
+    ) -> Warm {
         if presets.is_empty() {
-            return None;
+            return Warm::Cold;
         }
         let n = self.nodes;
         // A flow: within capacity, conserved everywhere but at the source and the sink.
@@ -43,7 +63,7 @@ impl Network {
         for &(f, x) in presets {
             let arc = self.arcs[f as usize];
             if x < 0 || x > arc.cap {
-                return None;
+                return Warm::Cold;
             }
             let from = self.arcs[arc.rev as usize].to as usize;
             balance[from] -= i64::from(x);
@@ -55,13 +75,37 @@ impl Network {
             .enumerate()
             .any(|(v, &b)| b != 0 && v != source as usize && v != sink as usize)
         {
-            return None;
+            return Warm::Cold;
         }
         for &(f, x) in presets {
             let rev = self.arcs[f as usize].rev as usize;
             self.arcs[f as usize].cap -= x;
             self.arcs[rev].cap += x;
         }
+        #[cfg(test)]
+        let packed = packable(self) && self.planted != Planted::Unpacked;
+        #[cfg(not(test))]
+        let packed = packable(self);
+        let settled = if packed {
+            self.certify::<Packed>(start, value < supply)
+        } else {
+            self.certify::<Cost>(start, value < supply)
+        };
+        match settled {
+            None => Warm::Cold,
+            Some(None) => Warm::Full(value),
+            Some(Some(pi)) => Warm::Partial(pi, value),
+        }
+    }
+
+    /// Certifies the flow the arcs hold, cancelling the negative cycles met, with distances
+    /// kept as `D`: `Some` once the distances settle, with them (as [`Cost`]s) if
+    /// `potentials`; `None` once given up, the arcs back at zero flow.
+    fn certify<D: Dist>(&mut self, start: &[u32], potentials: bool) -> Option<Option<Buf<Cost>>>
+    where
+        Label<D>: Shelved,
+    {
+        let n = self.nodes;
         // Shortest distances from a virtual root joined to every node by a zero-cost arc
         // (Bellman–Ford, queue-based, in rounds). They exist, and then are potentials with
         // non-negative reduced costs, exactly when the residual network has no negative
@@ -71,7 +115,7 @@ impl Network {
         let mut labels = Buf::filled(
             n,
             Label {
-                dist: ZERO,
+                dist: D::ZERO,
                 parent: NONE,
                 queued: true,
             },
@@ -120,7 +164,7 @@ impl Network {
             next_round.clear();
             #[cfg(test)]
             if self.planted == Planted::TrustPresets {
-                return Some((distances(&labels), value));
+                return Some(potentials.then(|| distances(&labels)));
             }
             if rounds % CYCLE_CHECK_ROUNDS == 0 && cancelled < MAX_CANCELS {
                 while let Some(cycle) = walk.find_cycle(&round, &labels, &self.arcs) {
@@ -151,7 +195,7 @@ impl Network {
         }
         #[cfg(test)]
         CERTIFIED.with(|c| c.set(c.get() + 1));
-        Some((distances(&labels), value))
+        Some(potentials.then(|| distances(&labels)))
     }
 
     /// One Bellman–Ford round: relaxes the residual arcs leaving the nodes of `round`, in
@@ -160,11 +204,11 @@ impl Network {
     /// arcs scanned.
     // Never inlined: inside `solve` the loop's state spilled to the stack.
     #[inline(never)]
-    fn relax_round(
+    fn relax_round<D: Dist>(
         &self,
         start: &[u32],
         round: &[u32],
-        labels: &mut [Label],
+        labels: &mut [Label<D>],
         next: &mut Vec<u32>,
     ) -> usize {
         let mut work = 0;
@@ -186,22 +230,17 @@ impl Network {
                     continue;
                 }
                 let v = &mut labels[arc.to as usize];
-                if arc.convex != NONE {
+                // A convex arc's `cost` holds a non-zero mark (see `CONVEX_MARK`), so one test
+                // finds the arcs that cost nothing, most of them.
+                let d = if arc.cost == [0; 4] {
+                    du
+                } else if arc.convex != NONE {
                     // Rare: kept apart so that the common case's cost stays in registers.
-                    let d = add(du, self.convex_cost(arc));
-                    if less(&d, &v.dist) {
-                        improve(v, next, arc.to, d, slot(arc));
-                    }
-                    continue;
-                }
-                let c = arc.cost;
-                let d = [
-                    du[0] + i64::from(c[0]),
-                    du[1] + i64::from(c[1]),
-                    du[2] + i64::from(c[2]),
-                    du[3] + i64::from(c[3]),
-                ];
-                if less(&d, &v.dist) {
+                    du.plus(self.convex_cost(arc))
+                } else {
+                    du.plus_fixed(arc.cost)
+                };
+                if d.below(&v.dist) {
                     improve(v, next, arc.to, d, slot(arc));
                 }
             }
@@ -253,25 +292,148 @@ impl Network {
 /// A node's state in the warm start's Bellman–Ford, kept together so that a relaxation
 /// reads and writes one place.
 #[derive(Clone, Copy)]
-pub(super) struct Label {
+pub(super) struct Label<D> {
     /// The shortest distance found so far.
-    dist: Cost,
+    dist: D,
     /// The slot of the arc that last lowered `dist`, or [`NONE`].
     parent: u32,
     /// Whether the node is in the next round's list.
     queued: bool,
 }
 
+/// A distance of the certification: a [`Cost`], or the same packed ([`Packed`]). Every
+/// operation is that of [`Cost`] on the distances it stands for.
+pub(super) trait Dist: Copy {
+    const ZERO: Self;
+    /// This distance plus the fixed cost `c` of an arc.
+    fn plus_fixed(self, c: [i8; 4]) -> Self;
+    /// This distance plus the cost `c`.
+    fn plus(self, c: Cost) -> Self;
+    /// Whether this distance is lexicographically below `other`.
+    fn below(&self, other: &Self) -> bool;
+    /// The distance as a [`Cost`].
+    fn cost(self) -> Cost;
+}
+
+impl Dist for Cost {
+    const ZERO: Cost = ZERO;
+
+    #[inline(always)]
+    fn plus_fixed(self, c: [i8; 4]) -> Cost {
+        [
+            self[0] + i64::from(c[0]),
+            self[1] + i64::from(c[1]),
+            self[2] + i64::from(c[2]),
+            self[3] + i64::from(c[3]),
+        ]
+    }
+
+    #[inline(always)]
+    fn plus(self, c: Cost) -> Cost {
+        add(self, c)
+    }
+
+    #[inline(always)]
+    fn below(&self, other: &Cost) -> bool {
+        less(self, other)
+    }
+
+    #[inline(always)]
+    fn cost(self) -> Cost {
+        self
+    }
+}
+
+/// A [`Cost`] c packed into one integer, c₀·2⁹⁶ + c₁·2⁶⁴ + c₂·2³² + c₃, for costs whose
+/// components all lie in (−2³¹, 2³¹). On those, packing is one to one, turns the sum of two
+/// costs into the sum of their packings (it is linear), and the lexicographic order into
+/// that of the integers: where a and b first differ, at component k, the later components
+/// add up to less than 2^(32·(3−k)) in absolute value (each difference is below 2³²), so
+/// the sign of the difference of the packings is that of b_k − a_k.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Packed(i128);
+
+impl Packed {
+    /// The packing of `c` (whose components must lie in (−2³¹, 2³¹)).
+    #[inline(always)]
+    pub(super) fn of(c: Cost) -> Packed {
+        Packed(
+            (i128::from(c[0]) << 96)
+                + (i128::from(c[1]) << 64)
+                + (i128::from(c[2]) << 32)
+                + i128::from(c[3]),
+        )
+    }
+}
+
+impl Dist for Packed {
+    const ZERO: Packed = Packed(0);
+
+    #[inline(always)]
+    fn plus_fixed(self, c: [i8; 4]) -> Packed {
+        // Most arcs cost nothing, and most others only in the last component (keeps).
+        let word = u32::from_le_bytes(c.map(|x| x as u8));
+        if word == 0 {
+            self
+        } else if word & 0x00ff_ffff == 0 {
+            Packed(self.0 + i128::from(c[3]))
+        } else {
+            Packed(self.0 + Packed::of(c.map(i64::from)).0)
+        }
+    }
+
+    #[inline(always)]
+    fn plus(self, c: Cost) -> Packed {
+        Packed(self.0 + Packed::of(c).0)
+    }
+
+    #[inline(always)]
+    fn below(&self, other: &Packed) -> bool {
+        self.0 < other.0
+    }
+
+    /// Unpacks: the last component is the packing's residue in (−2³¹, 2³¹) modulo 2³², the
+    /// others those of what is left, divided by 2³².
+    fn cost(self) -> Cost {
+        let mut rest = self.0;
+        let mut c = ZERO;
+        for k in (0..4).rev() {
+            let low = i128::from(rest as i32);
+            c[k] = low as i64;
+            rest = (rest - low) >> 32;
+        }
+        c
+    }
+}
+
+/// Whether the certification of `net` may keep its distances packed ([`Packed`]): no
+/// component of a distance it forms can leave (−2³¹, 2³¹). A distance it forms is a
+/// node's distance plus an arc's cost, and every node's starts at 0 and is only ever
+/// replaced by such a sum, so after N improvements every component is at most N·C in
+/// absolute value, C the largest component of any arc's cost while it is relaxed: 128 for
+/// a fixed cost; for a convex arc of base b and capacity u, with flow f, 2(b + f) + 1 with
+/// f < u forward and 2(b + f) − 1 with 0 < f ≤ u backward, so at most 2(|b| + u) + 1 (the
+/// slack of 2 covers a test's planted overpush). Each improvement comes from an arc
+/// scanned; a round starts only while the work so far is within the budget and scans
+/// every arc at most once, so N ≤ budget + arcs.
+pub(super) fn packable(net: &Network) -> bool {
+    let arcs = net.arcs.len();
+    let budget = WARM_WORK_PASSES * arcs.max(net.nodes);
+    let improvements = (budget + arcs + 1) as u128;
+    let largest = (2 * net.convex_reach.max(0) as u128 + 3).max(128);
+    improvements.saturating_mul(largest) < 1 << 31
+}
+
 /// The distances of `labels`, in node order.
-fn distances(labels: &[Label]) -> Buf<Cost> {
+fn distances<D: Dist>(labels: &[Label<D>]) -> Buf<Cost> {
     let mut dist = Buf::with_capacity(labels.len());
-    dist.extend(labels.iter().map(|l| l.dist));
+    dist.extend(labels.iter().map(|l| l.dist.cost()));
     dist
 }
 
 /// Lowers node `v`'s distance to `d` over the arc `s`, queueing v into `next` unless queued.
 #[inline(always)]
-fn improve(label: &mut Label, next: &mut Vec<u32>, v: u32, d: Cost, s: u32) {
+fn improve<D: Dist>(label: &mut Label<D>, next: &mut Vec<u32>, v: u32, d: D, s: u32) {
     label.dist = d;
     label.parent = s;
     if !label.queued {
@@ -299,7 +461,12 @@ impl Walk {
     /// A cycle of the parent graph (`labels[v].parent` the slot of the arc that last improved v, or
     /// [`NONE`]) reached from one of `from`, as its arc slots in order; each node is visited
     /// at most once per call.
-    fn find_cycle(&mut self, from: &[u32], labels: &[Label], arcs: &[Arc]) -> Option<Vec<u32>> {
+    fn find_cycle<D>(
+        &mut self,
+        from: &[u32],
+        labels: &[Label<D>],
+        arcs: &[Arc],
+    ) -> Option<Vec<u32>> {
         let tail = |s: u32| arcs[arcs[s as usize].rev as usize].to as usize;
         let first = self.last;
         for &v0 in from {

@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
-use super::certify::Label;
+use super::certify::{Label, Packed};
 use super::{Added, Arc, Cost};
 
 /// The most buffers of one element type a thread keeps (a solve holds about a dozen of `u32`).
@@ -34,7 +34,8 @@ pub(super) struct Pool {
     arcs: Vec<Vec<Arc>>,
     added: Vec<Vec<Added>>,
     presets: Vec<Vec<(u32, i32)>>,
-    labels: Vec<Vec<Label>>,
+    labels: Vec<Vec<Label<Cost>>>,
+    packed_labels: Vec<Vec<Label<Packed>>>,
 }
 
 thread_local! {
@@ -70,7 +71,8 @@ shelved!(
     Arc => arcs,
     Added => added,
     (u32, i32) => presets,
-    Label => labels,
+    Label<Cost> => labels,
+    Label<Packed> => packed_labels,
 );
 
 fn bytes_of<T>(v: &Vec<T>) -> usize {
