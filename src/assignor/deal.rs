@@ -16,7 +16,7 @@
 pub(crate) struct Dealer {
     /// Per subscriber index: places still open in the current topic (its count, less the
     /// partitions it kept or was handed so far); all zero between topics.
-    room: Vec<u32>,
+    room: Vec<i32>,
     /// The current topic's partitions nobody keeps, ascending.
     free: Vec<i32>,
 }
@@ -55,77 +55,128 @@ impl Dealer {
         index: impl Fn(u32) -> usize,
         lists: &mut [Vec<(u32, i32)>],
     ) {
-        let (t, floor) = (deal.topic, deal.floor);
+        let floor = deal.floor;
         let room = &mut self.room[..deal.subscribers.len()];
         if floor > 0 {
-            room.fill(floor);
+            room.fill(floor as i32);
         }
         for &i in deal.chosen {
             room[i as usize] += 1;
         }
-        // Claims are ascending and distinct (one per partition at most), so the partitions
-        // between two of them are unclaimed and go to the free list whole (after a balanced
-        // deal most claims follow one another: no run is checked for then).
-        let free = &mut self.free;
-        free.clear();
-        let mut unclaimed = 0;
-        for &(p, m) in deal.owners {
-            if p > unclaimed {
-                free.extend(unclaimed..p);
-            }
-            unclaimed = p + 1;
-            let open = &mut room[index(m)];
-            if *open > 0 {
-                *open -= 1;
-                lists[m as usize].push((t, p));
-            } else {
-                free.push(p);
-            }
-        }
-        if (deal.partitions as i32) > unclaimed {
-            free.extend(unclaimed..deal.partitions as i32);
-        }
-        // Every count is met: the places left equal the partitions left (module docs), and
-        // both fall by the same amount at every hand, so once no partition is left every
-        // place is closed and the rest of `room` is already zero.
-        let mut free = free.as_slice();
-        let all_kept = free.is_empty();
-        let mut hand = |open: u32, list: &mut Vec<(u32, i32)>| {
-            let (given, rest) = free.split_at((open as usize).min(free.len()));
-            list.extend(given.iter().map(|&p| (t, p)));
-            free = rest;
-            free.is_empty()
+        // Only members given the extra have room when the floor is 0: the hand visits them
+        // alone.
+        let holders = (floor == 0).then_some(deal.chosen);
+        let topic = Topic {
+            topic: deal.topic,
+            partitions: deal.partitions,
+            subscribers: deal.subscribers,
+            owners: deal.owners,
         };
-        if all_kept {
-            // Every place was closed by a kept claim: nothing to hand.
-        } else if floor == 0 {
-            // Only members given the extra have room: visit them alone (ascending, the same
-            // order as the loop below).
-            for &i in deal.chosen {
-                let open = std::mem::take(&mut room[i as usize]);
-                if open > 0 && hand(open, &mut lists[deal.subscribers[i as usize] as usize]) {
-                    break;
-                }
-            }
+        deal_room(&topic, room, holders, &mut self.free, index, lists);
+    }
+
+    /// [`Dealer::topic`] with the counts given per subscriber instead: `room[i]` is the count
+    /// of `topic.subscribers[i]` (f_t, or f_t + 1 for one given an extra). The counts are
+    /// used up: every entry is 0 on return.
+    // Out of line, with the deal inlined into it: fewer instructions on the overlap rows than
+    // either inlined into its caller or calling the deal.
+    #[inline(never)]
+    pub fn topic_counted(
+        &mut self,
+        topic: &Topic<'_>,
+        room: &mut [i32],
+        index: impl Fn(u32) -> usize,
+        lists: &mut [Vec<(u32, i32)>],
+    ) {
+        deal_room(topic, room, None, &mut self.free, index, lists);
+    }
+}
+
+/// One topic to deal by its counts per subscriber ([`Dealer::topic_counted`]).
+pub(crate) struct Topic<'a> {
+    /// Topic index.
+    pub topic: u32,
+    /// P_t.
+    pub partitions: u32,
+    /// Sub(t): member indices, ascending.
+    pub subscribers: &'a [u32],
+    /// As [`TopicDeal::owners`].
+    pub owners: &'a [(i32, u32)],
+}
+
+/// The deal of the [module docs](self) with every subscriber's count in `room` (used up),
+/// `holders` (ascending) the only subscribers with room if given; `free` is scratch space.
+// Inlined into both entries (see `Dealer::topic_counted`).
+#[inline(always)]
+fn deal_room(
+    deal: &Topic<'_>,
+    room: &mut [i32],
+    holders: Option<&[u32]>,
+    free: &mut Vec<i32>,
+    index: impl Fn(u32) -> usize,
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    let t = deal.topic;
+    // Claims are ascending and distinct (one per partition at most), so the partitions
+    // between two of them are unclaimed and go to the free list whole (after a balanced
+    // deal most claims follow one another: no run is checked for then).
+    free.clear();
+    let mut unclaimed = 0;
+    for &(p, m) in deal.owners {
+        if p > unclaimed {
+            free.extend(unclaimed..p);
+        }
+        unclaimed = p + 1;
+        let open = &mut room[index(m)];
+        if *open > 0 {
+            *open -= 1;
+            lists[m as usize].push((t, p));
         } else {
-            for (open, &m) in room.iter_mut().zip(deal.subscribers) {
-                let open = std::mem::take(open);
-                if open > 0 && hand(open, &mut lists[m as usize]) {
-                    break;
-                }
+            free.push(p);
+        }
+    }
+    if (deal.partitions as i32) > unclaimed {
+        free.extend(unclaimed..deal.partitions as i32);
+    }
+    // Every count is met: the places left equal the partitions left (module docs), and
+    // both fall by the same amount at every hand, so once no partition is left every
+    // place is closed and the rest of `room` is already zero.
+    let mut free = free.as_slice();
+    let all_kept = free.is_empty();
+    let mut hand = |open: i32, list: &mut Vec<(u32, i32)>| {
+        let (given, rest) = free.split_at((open as usize).min(free.len()));
+        list.extend(given.iter().map(|&p| (t, p)));
+        free = rest;
+        free.is_empty()
+    };
+    if all_kept {
+        // Every place was closed by a kept claim: nothing to hand.
+    } else if let Some(holders) = holders {
+        // Visited alone, ascending: the same order as the loop below.
+        for &i in holders {
+            let open = std::mem::take(&mut room[i as usize]);
+            if open > 0 && hand(open, &mut lists[deal.subscribers[i as usize] as usize]) {
+                break;
             }
         }
-        #[cfg(test)]
-        assert!(
-            room.iter().all(|&r| r == 0),
-            "counts of topic {t} do not add up to its partitions"
-        );
+    } else {
+        for (open, &m) in room.iter_mut().zip(deal.subscribers) {
+            let open = std::mem::take(open);
+            if open > 0 && hand(open, &mut lists[m as usize]) {
+                break;
+            }
+        }
     }
+    #[cfg(test)]
+    assert!(
+        room.iter().all(|&r| r == 0),
+        "counts of topic {t} do not add up to its partitions"
+    );
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Dealer, TopicDeal};
+    use super::{Dealer, Topic, TopicDeal};
 
     /// Deals one topic to members 0..n (index = member) and returns their lists.
     fn deal(
@@ -197,5 +248,45 @@ mod tests {
         assert_eq!(lists, vec![vec![0], vec![], vec![1], vec![]]);
         let lists = deal(4, 3, 0, &[1, 2, 3], &[(0, 3)]);
         assert_eq!(lists, vec![vec![], vec![1], vec![2], vec![0]]);
+    }
+
+    /// The deal by counts per subscriber is the deal by floor and chosen indices, on random
+    /// topics (claims on random subscribers, some partitions unclaimed), and uses the counts
+    /// up.
+    #[test]
+    fn counts_per_subscriber_deal_as_floor_and_chosen() {
+        let mut rng = crate::assignor::tests::Rng(0xdea1);
+        for _ in 0..300 {
+            let n = 1 + rng.below(8) as usize;
+            let floor = rng.below(3) as u32;
+            let chosen: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) == 0).collect();
+            let partitions = floor * n as u32 + chosen.len() as u32;
+            let mut owners: Vec<(i32, u32)> = Vec::new();
+            for p in 0..partitions as i32 {
+                if rng.below(3) > 0 {
+                    owners.push((p, rng.below(n as u64) as u32));
+                }
+            }
+            let subscribers: Vec<u32> = (0..n as u32).collect();
+            let mut room = vec![floor as i32; n];
+            for &i in &chosen {
+                room[i as usize] += 1;
+            }
+            let mut lists = vec![Vec::new(); n];
+            let topic = Topic {
+                topic: 7,
+                partitions,
+                subscribers: &subscribers,
+                owners: &owners,
+            };
+            Dealer::new(n).topic_counted(&topic, &mut room, |m| m as usize, &mut lists);
+            assert!(room.iter().all(|&r| r == 0));
+            let by_chosen = deal(n, partitions, floor, &chosen, &owners);
+            let lists: Vec<Vec<i32>> = lists
+                .iter()
+                .map(|l| l.iter().map(|&(_, p)| p).collect())
+                .collect();
+            assert_eq!(lists, by_chosen);
+        }
     }
 }

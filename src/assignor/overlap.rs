@@ -89,12 +89,14 @@
 //! needed (member, topic) pair besides). The solver's cost is that of [`super::flow`] on it.
 
 use super::components::Component;
-use super::deal::{Dealer, TopicDeal};
+use super::deal::{Dealer, Topic};
 use super::flow::Network;
 use super::problem::Problem;
 use super::warm::{Proposal, warm_wanted};
+use bounds::{Bounds, Cells, balanced};
 use pull::pull;
 
+mod bounds;
 mod pull;
 pub(crate) mod racked;
 
@@ -130,11 +132,46 @@ pub(crate) fn assign(
 ) {
     #[cfg(test)]
     TAKEN.with(|c| c.set(c.get() + 1));
-    let counts = choose_with(problem, comp, owners, None);
-    counts.reserve(comp, lists);
-    let index = comp.local_index(problem.members.len());
+    let Choice {
+        mut proposal,
+        widest,
+        ..
+    } = choose_with(problem, comp, owners, None);
+    for (&m, &load) in comp.members.iter().zip(&proposal.load) {
+        lists[m as usize].reserve_exact(load as usize);
+    }
+    // A component of every member numbers them as the problem does: its slots are read by
+    // member index directly.
+    if comp.members.len() == problem.members.len() {
+        deal(
+            problem,
+            comp,
+            owners,
+            &mut proposal,
+            widest,
+            |m| m as usize,
+            lists,
+        );
+    } else {
+        let index = comp.local_index(problem.members.len());
+        let local = |m: u32| index.get(comp, m);
+        deal(problem, comp, owners, &mut proposal, widest, local, lists);
+    }
+}
+
+/// The deal of every topic of `comp` by the counts of `proposal` (used up), `local(m)` the
+/// position of member m in `comp.members`.
+fn deal(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    proposal: &mut Proposal,
+    widest: usize,
+    local: impl Fn(u32) -> usize,
+    lists: &mut [Vec<(u32, i32)>],
+) {
     let mut slot = vec![0u32; comp.members.len()];
-    let mut dealer = Dealer::new(counts.widest);
+    let mut dealer = Dealer::new(widest);
     for (lt, &t) in comp.topics.iter().enumerate() {
         // The dealer asks for the slots of claimants only: none to set without claims (a
         // full assignment's every topic).
@@ -142,19 +179,18 @@ pub(crate) fn assign(
         #[cfg(test)]
         let claimed = claimed && !SLOTS_UNSET.with(std::cell::Cell::get);
         if claimed {
-            for (i, &lm) in counts.subs[lt].iter().enumerate() {
+            for (i, &lm) in proposal.subs[lt].iter().enumerate() {
                 slot[lm as usize] = i as u32;
             }
         }
-        let deal = TopicDeal {
+        let topic = Topic {
             topic: t,
             partitions: problem.partitions(t),
             subscribers: &problem.subscribers[t as usize],
-            floor: counts.floor[lt],
-            chosen: &counts.chosen[lt],
             owners: &owners[t as usize],
         };
-        dealer.topic(&deal, |m| slot[index.get(comp, m)] as usize, lists);
+        let room = &mut proposal.count[lt];
+        dealer.topic_counted(&topic, room, |m| slot[local(m)] as usize, lists);
     }
 }
 
@@ -195,19 +231,67 @@ pub(crate) fn choose(
     owners: &[Vec<(i32, u32)>],
     suits: &dyn Fn(usize, usize, usize) -> bool,
 ) -> Counts {
-    choose_with(problem, comp, owners, Some(suits))
+    let Choice {
+        floor,
+        proposal,
+        chosen,
+        gaining,
+        widest,
+    } = choose_with(problem, comp, owners, Some(suits));
+    // Per topic: the indices of the subscribers given its extra, sized once (a topic's
+    // extras are exactly r_t).
+    let chosen = chosen.unwrap_or_else(|| {
+        (0..proposal.subs.len())
+            .map(|lt| {
+                let f = proposal.floor[lt];
+                let mut chosen = Vec::with_capacity(proposal.extra[lt] as usize);
+                for (i, &k) in proposal.count[lt].iter().enumerate() {
+                    if k > f {
+                        chosen.push(i as u32);
+                    }
+                }
+                chosen
+            })
+            .collect()
+    });
+    Counts {
+        floor,
+        subs: proposal.subs,
+        chosen,
+        load: proposal.load,
+        gaining,
+        widest,
+    }
 }
 
-/// [`choose`], with no `suits` when no holder suits a move better than another.
+/// What [`choose_with`] chose: `proposal.count` and `proposal.load` are the chosen counts per
+/// subscriber and the loads.
+struct Choice {
+    /// Per local topic: f_t.
+    floor: Vec<u32>,
+    proposal: Proposal,
+    /// Per local topic: the subscribers given its extra, when the flow chose them (else read
+    /// off `proposal.count`).
+    chosen: Option<Vec<Vec<u32>>>,
+    /// As [`Counts::gaining`].
+    gaining: Vec<Vec<bool>>,
+    /// As [`Counts::widest`].
+    widest: usize,
+}
+
+/// [`choose`], with no `suits` when no holder suits a move better than another, and the
+/// counts left per subscriber.
 fn choose_with(
     problem: &Problem<'_>,
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
     suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
-) -> Counts {
+) -> Choice {
     let n = comp.members.len();
     let index = comp.local_index(problem.members.len());
     let local = |m: u32| index.get(comp, m);
+    // A component of every member numbers them as the problem does.
+    let whole = n == problem.members.len();
     let subscribers = |t: u32| &problem.subscribers[t as usize];
     let floor: Vec<u32> = comp
         .topics
@@ -243,7 +327,8 @@ fn choose_with(
     // Every gaining cell is kept where a topic has enough extras (placed at once: such a
     // topic neither reads nor changes `heavy`). Where it has fewer, the members that would
     // be heaviest with all their gaining cells give theirs up (ties to the higher index), so
-    // that fewer moves are needed later: `heavy` counts every gaining cell first.
+    // that fewer moves are needed later: `heavy` counts every gaining cell first, and once
+    // those are given up it is the proposal's load.
     let mut owned = vec![0u32; n];
     let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
     // The same cells listed, for the passes that need only them (see `Cells`).
@@ -259,42 +344,51 @@ fn choose_with(
     for (lt, &t) in comp.topics.iter().enumerate() {
         cells.start.push(cells.at.len());
         let f = floor[lt];
-        if extra[lt] == 0 || owners[t as usize].is_empty() {
+        let claims = &owners[t as usize];
+        if extra[lt] == 0 || claims.is_empty() {
             // Empty: no subscriber gains (every reader treats a missing entry so).
             gaining.push(Vec::new());
             continue;
         }
         // Claims are on subscribers only (see `claims::previous_owners`): counted by local
         // member, read (and cleared) by subscriber.
-        for &(_, m) in &owners[t as usize] {
-            owned[local(m)] += 1;
+        if whole {
+            for &(_, m) in claims {
+                owned[m as usize] += 1;
+            }
+        } else {
+            for &(_, m) in claims {
+                owned[local(m)] += 1;
+            }
         }
-        let subs = &proposal.subs[lt];
+        let (subs, count) = (&proposal.subs[lt], &mut proposal.count[lt]);
         let mut gains = vec![false; subs.len()];
         let first = cells.at.len();
-        for (i, (gain, &lm)) in gains.iter_mut().zip(subs).enumerate() {
+        // Every gaining cell is given its extra here (every count was at its floor), and
+        // taken back below where the topic has too few.
+        for (i, ((gain, &lm), k)) in gains.iter_mut().zip(subs).zip(count.iter_mut()).enumerate() {
             if std::mem::take(&mut owned[lm as usize]) > f {
                 *gain = true;
+                *k += 1;
                 heavy[lm as usize] += 1;
                 cells.at.push(i as u32);
             }
         }
         let g = cells.at.len() - first;
         if g > extra[lt] as usize {
+            for &i in &cells.at[first..] {
+                count[i as usize] -= 1;
+            }
             contested.push(lt);
             held[lt] = extra[lt] as i32;
         } else {
-            // Every count was at its floor: each extra kept adds one to a load (what
-            // `Proposal::count_extras` would add, without a pass over every subscription).
-            for &i in &cells.at[first..] {
-                proposal.count[lt][i as usize] += 1;
-                proposal.load[subs[i as usize] as usize] += 1;
-            }
             held[lt] = g as i32;
         }
         gaining.push(gains);
     }
     cells.start.push(cells.at.len());
+    // Per member: its gaining cells (for the bounds).
+    let gains_of: Vec<i64> = heavy.iter().zip(&base).map(|(h, b)| h - b).collect();
     let mut ranked: Vec<(i64, u32)> = Vec::with_capacity(widest);
     for &lt in &contested {
         ranked.clear();
@@ -313,14 +407,21 @@ fn choose_with(
         ranked.truncate(r);
         for &(_, i) in &ranked {
             proposal.count[lt][i as usize] += 1;
-            proposal.load[subs[i as usize] as usize] += 1;
         }
     }
+    // Every extra kept so far adds one to its holder's load: the gaining cells not given up.
+    proposal.load = heavy;
     // The extras left go to the lightest subscribers with room, improved while the balance
     // test of the bounds fails. If the bounds are not met, extras move from heavy holders
     // towards light members while that evidently helps.
     proposal.complete_held(&held, &|p| balanced(p, &base, &degree).is_some());
-    let mut met = meets_bounds(&proposal, &cells, &base, &degree);
+    let bounds = Bounds {
+        cells: &cells,
+        gains_of: &gains_of,
+        base: &base,
+        degree: &degree,
+    };
+    let mut met = bounds.met(&proposal);
     if !met {
         let topics_of = |lm: usize, out: &mut Vec<usize>| {
             out.clear();
@@ -332,134 +433,35 @@ fn choose_with(
             );
         };
         pull(&mut proposal, &gaining, &base, &degree, &topics_of, suits);
-        met = meets_bounds(&proposal, &cells, &base, &degree);
+        met = bounds.met(&proposal);
     }
 
-    // Per topic: the indices of the subscribers given its extra.
-    let chosen: Vec<Vec<u32>> = if met {
+    let chosen = if met {
         #[cfg(test)]
         BOUNDED.with(|c| c.set(c.get() + 1));
-        // Sized once: a topic's extras are exactly r_t (the bounds' balance test checked
-        // that all are placed).
-        (0..comp.topics.len())
-            .map(|lt| {
-                let f = proposal.floor[lt];
-                let mut chosen = Vec::with_capacity(extra[lt] as usize);
-                for (i, &k) in proposal.count[lt].iter().enumerate() {
-                    if k > f {
-                        chosen.push(i as u32);
-                    }
-                }
-                chosen
-            })
-            .collect()
+        None
     } else {
-        solve_extras(&proposal, &gaining, &base, &degree)
-    };
-
-    let load = if met {
-        proposal.load
-    } else {
-        let mut load = base;
+        // Per topic: the indices of the subscribers given its extra, and the counts and
+        // loads they make.
+        let chosen = solve_extras(&proposal, &gaining, &base, &degree);
+        proposal.load.copy_from_slice(&base);
         for (lt, chosen) in chosen.iter().enumerate() {
+            let (f, count) = (proposal.floor[lt], &mut proposal.count[lt]);
+            count.fill(f);
             for &i in chosen {
-                load[proposal.subs[lt][i as usize] as usize] += 1;
+                count[i as usize] += 1;
+                proposal.load[proposal.subs[lt][i as usize] as usize] += 1;
             }
         }
-        load
+        Some(chosen)
     };
-    Counts {
+    Choice {
         floor,
-        subs: proposal.subs,
+        proposal,
         chosen,
-        load,
         gaining,
         widest,
     }
-}
-
-/// The gaining cells of a component listed by topic: those of local topic lt are the
-/// subscriber indices `at[start[lt]..start[lt + 1]]`, ascending (the `true` entries of
-/// [`Counts::gaining`], which the listing passes read without a pass over every
-/// subscription).
-struct Cells {
-    at: Vec<u32>,
-    start: Vec<usize>,
-}
-
-impl Cells {
-    /// The gaining cells of local topic `lt`, as indices among its subscribers.
-    fn of(&self, lt: usize) -> &[u32] {
-        &self.at[self.start[lt]..self.start[lt + 1]]
-    }
-}
-
-/// Whether `proposal` (every subscriber at its floor or one above) is lexicographically
-/// optimal for balance and stickiness by the bounds of the [module docs](self): no extra can
-/// move to a member with room that is two units lighter, even ignoring which topics it
-/// subscribes to, and it uses as many gaining cells (`cells`) as any balance-optimal choice
-/// can.
-fn meets_bounds(proposal: &Proposal, cells: &Cells, base: &[i64], degree: &[i32]) -> bool {
-    #[cfg(test)]
-    if TRUST_PROPOSAL.with(std::cell::Cell::get) {
-        return true;
-    }
-    let Some(level) = balanced(proposal, base, degree) else {
-        return false;
-    };
-    let n = base.len();
-    let extras = |lm: usize| proposal.load[lm] - base[lm];
-    // Gaining cells: per member, and used by the proposal; per topic, min(r_t, g_t).
-    let mut per_member = vec![0i64; n];
-    let mut used = 0i64;
-    let mut by_topics = 0i64;
-    for lt in 0..proposal.subs.len() {
-        let (f, subs, count) = (proposal.floor[lt], &proposal.subs[lt], &proposal.count[lt]);
-        let of = cells.of(lt);
-        for &i in of {
-            per_member[subs[i as usize] as usize] += 1;
-            used += i64::from(count[i as usize] > f);
-        }
-        by_topics += (of.len() as i64).min(i64::from(proposal.extra[lt]));
-    }
-    // Every balance-optimal choice gives m between lower(m) and upper(m) extras, with
-    // exactly E − Σ lower at the upper end where they differ.
-    let clamp = |x: i64, lm: usize| x.clamp(0, i64::from(degree[lm]));
-    let total: i64 = (0..n).map(extras).sum();
-    // The relaxation places every extra: so must the proposal (the hand-out always does).
-    if total != proposal.extra.iter().map(|&r| i64::from(r)).sum::<i64>() {
-        return false;
-    }
-    let mut lower_sum = 0;
-    let mut by_members = 0;
-    let mut could_gain_more = 0;
-    for (lm, &g) in per_member.iter().enumerate() {
-        let lower = clamp(level - base[lm], lm);
-        let upper = clamp(level + 1 - base[lm], lm);
-        lower_sum += lower;
-        by_members += g.min(lower);
-        if upper > lower && g > lower {
-            could_gain_more += 1;
-        }
-    }
-    by_members += could_gain_more.min(total - lower_sum);
-    used == by_topics.min(by_members)
-}
-
-/// The balance test of the [module docs](self): `Some(L)`, the lightest load among members
-/// with room for another extra (a large number if none has room), when no member holding an
-/// extra is above L + 1; `None` otherwise.
-fn balanced(proposal: &Proposal, base: &[i64], degree: &[i32]) -> Option<i64> {
-    let n = base.len();
-    let extras = |lm: usize| proposal.load[lm] - base[lm];
-    let level = (0..n)
-        .filter(|&lm| extras(lm) < i64::from(degree[lm]))
-        .map(|lm| proposal.load[lm])
-        .min()
-        .unwrap_or(i64::MAX - 1);
-    (0..n)
-        .all(|lm| extras(lm) == 0 || proposal.load[lm] <= level + 1)
-        .then_some(level)
 }
 
 /// Per local member: its convex edge from node `member_base + lm` to `sink`, carrying its
