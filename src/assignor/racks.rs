@@ -133,6 +133,18 @@ pub(crate) fn pack_short(bytes: &[u8]) -> Option<u64> {
     Some(value | (bytes.len() as u64) << (8 * bytes.len()))
 }
 
+/// [`pack_short`] of a name of exactly `L` bytes (`L` at most [`SHORT_BYTES`]), read at a
+/// length known when compiled; `None` for a name of any other length.
+#[inline(always)]
+pub(crate) fn pack_len<const L: usize>(bytes: &[u8]) -> Option<u64> {
+    let word = <&[u8; L]>::try_from(bytes).ok()?;
+    let mut key = (L as u64) << (8 * L);
+    for (i, &b) in word.iter().enumerate() {
+        key |= u64::from(b) << (8 * i);
+    }
+    Some(key)
+}
+
 /// `name` with its length as one integer, when it has at most [`PACKED_BYTES`] bytes: byte
 /// i in bits 8i..8(i+1), the length in the byte after the last. Two names pack to the same
 /// integer only if they are equal: the length tells a trailing NUL from padding.
@@ -315,17 +327,7 @@ fn extend_same_len<const L: usize>(hashed: &Hashed, replicas: &[Vec<String>], ou
                 .and_then(pack_short)
                 .map_or(0, |key| hashed.bit(key));
         }
-        if bytes.len() != L {
-            return 0;
-        }
-        let Ok(word) = <&[u8; L]>::try_from(bytes) else {
-            return 0;
-        };
-        let mut key = (L as u64) << (8 * L);
-        for (i, &b) in word.iter().enumerate() {
-            key |= u64::from(b) << (8 * i);
-        }
-        hashed.bit(key)
+        pack_len::<L>(bytes).map_or(0, |key| hashed.bit(key))
     };
     out.extend(replicas.iter().map(|names| fold_masks(names, bit)));
 }
