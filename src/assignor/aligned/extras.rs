@@ -113,7 +113,7 @@ use super::fit::{Fit, TopicState};
 mod deal;
 mod warm;
 
-pub(super) use deal::deal_open;
+pub(super) use deal::{OpenBuffers, deal_open};
 
 #[cfg(test)]
 pub(crate) use warm::tally as warm_tally;
