@@ -309,16 +309,19 @@ pub(crate) fn assign_as(
     // cell gains, found at the first topic that has one, the extras are not built at all.
     let floors_first = final_refusal && !all_open && n < FLOORS_FIRST_MAX_MEMBERS;
     let first_ignores_keeps = variant == Variant::FloorsFirstIgnoreKeeps;
-    if floors_first
-        && n >= homogeneous::DIRECT_MIN_MEMBERS
-        && homogeneous::Extras::some_gain(problem, comp, &keepable)
-    {
-        return floors::assign(&ctx, &member_bit, lists, first_ignores_keeps)
-            .then_some(Route::Flow);
-    }
+    let mut pending = if floors_first && n >= homogeneous::DIRECT_MIN_MEMBERS {
+        match homogeneous::Extras::unless_gain(problem, comp, &keepable) {
+            Some(extras) => extras,
+            None => {
+                return floors::assign(&ctx, &member_bit, lists, first_ignores_keeps)
+                    .then_some(Route::Flow);
+            }
+        }
+    } else {
+        homogeneous::Extras::new(problem, comp, &keepable)
+    };
     // The cheap choice first: when it exists it uses the most gaining cells of any
     // balance-optimal choice, so the deal's check is all the certificate still needs.
-    let mut pending = homogeneous::Extras::new(problem, comp, &keepable);
     if variant != Variant::NoTransportCheck {
         match quick_extras(pending, n, variant) {
             Ok((mut quick, route)) => {

@@ -100,10 +100,10 @@
 //! built.
 
 use super::super::flow::{Network, capacity as cap};
-use super::super::racks::search_masks;
+use super::super::racks::{mask_groups, search_masks};
 use super::super::warm::warm_wanted;
 use super::Context;
-use super::transport::{left_over_by_group, mask_groups, rack_share};
+use super::transport::{left_over_by_group, rack_share};
 
 pub(super) mod preset;
 

@@ -1,8 +1,6 @@
 //! The small maximum flow of the rack-aware path: left-over partitions grouped by rack mask,
 //! sent to racks with room.
 
-use super::super::racks::search_masks;
-
 /// A maximum flow from mask groups to racks (group g may send to rack r when bit r is in its
 /// mask, rack r takes at most its capacity), by breadth-first augmenting paths.
 #[derive(Default)]
@@ -359,47 +357,4 @@ mod tests {
             "fitted {fitted}, short {short}"
         );
     }
-}
-
-/// The most racks for which [`mask_groups`] counts in a table indexed by mask.
-const TABLE_RACKS: usize = 8;
-
-/// The distinct non-zero masks among `masks`, ascending, each with how many of `masks` it
-/// is, and how many are 0. With at most [`TABLE_RACKS`] racks (every mask below
-/// 2^`racks`), counted in `table` (scratch) indexed by mask, one step per partition where a
-/// search of the groups found so far took several; else by that search.
-pub(crate) fn mask_groups(
-    masks: &[u64],
-    racks: usize,
-    table: &mut Vec<u64>,
-) -> (Vec<(u64, u64)>, u64) {
-    let mut groups: Vec<(u64, u64)> = Vec::new();
-    if racks <= TABLE_RACKS {
-        table.clear();
-        table.resize(1 << racks, 0);
-        for &mask in masks {
-            table[mask as usize] += 1;
-        }
-        groups.extend(
-            table
-                .iter()
-                .enumerate()
-                .skip(1)
-                .filter(|&(_, &count)| count > 0)
-                .map(|(mask, &count)| (mask as u64, count)),
-        );
-        return (groups, table[0]);
-    }
-    let mut free = 0u64;
-    for &mask in masks {
-        if mask == 0 {
-            free += 1;
-            continue;
-        }
-        match search_masks(&groups, mask, |g| g.0) {
-            Ok(g) => groups[g].1 += 1,
-            Err(g) => groups.insert(g, (mask, 1)),
-        }
-    }
-    (groups, free)
 }

@@ -32,15 +32,19 @@ impl Extras {
         Extras { topics, q, s }
     }
 
-    /// Whether some topic of `comp` with extras has a gaining member (some topic of
-    /// [`Extras::new`]'s lists one), found as that list finds it, stopping at the first.
-    pub(crate) fn some_gain(
+    /// [`Extras::new`], or `None` where some topic with extras has a gaining member: the
+    /// same lists, stopped at the first topic that lists one.
+    pub(crate) fn unless_gain(
         problem: &Problem<'_>,
         comp: &Component,
         owners: &[Vec<(i32, u32)>],
-    ) -> bool {
-        let (topics, _, _) = topic_extras(problem, comp, owners, true);
-        topics.last().is_some_and(|x| !x.gaining.is_empty())
+    ) -> Option<Extras> {
+        let (topics, q, s) = topic_extras(problem, comp, owners, true);
+        if topics.last().is_some_and(|x| !x.gaining.is_empty()) {
+            return None;
+        }
+        // No topic stopped the lists: they are all of them.
+        Some(Extras { topics, q, s })
     }
 
     /// Chooses the rotation, whoever gains ([`Choice::Rotation`]).
