@@ -303,9 +303,25 @@ pub(crate) fn assign_as(
     {
         return Some(Route::Direct);
     }
+    // Some topic has a floor on a racked component of middling size: the flow with floors
+    // decides (see below) unless the quick choice fits first. That choice needs a component
+    // with no gaining cell (it has at least `DIRECT_MIN_MEMBERS` members here), so where a
+    // cell gains, found at the first topic that has one, the extras are not built at all.
+    let floors_first = final_refusal && !all_open && n < FLOORS_FIRST_MAX_MEMBERS;
+    let first_ignores_keeps = variant == Variant::FloorsFirstIgnoreKeeps;
+    let mut pending = if floors_first && n >= homogeneous::DIRECT_MIN_MEMBERS {
+        match homogeneous::Extras::unless_gain(problem, comp, &keepable) {
+            Some(extras) => extras,
+            None => {
+                return floors::assign(&ctx, &member_bit, lists, first_ignores_keeps)
+                    .then_some(Route::Flow);
+            }
+        }
+    } else {
+        homogeneous::Extras::new(problem, comp, &keepable)
+    };
     // The cheap choice first: when it exists it uses the most gaining cells of any
     // balance-optimal choice, so the deal's check is all the certificate still needs.
-    let mut pending = homogeneous::Extras::new(problem, comp, &keepable);
     if variant != Variant::NoTransportCheck {
         match quick_extras(pending, n, variant) {
             Ok((mut quick, route)) => {
@@ -334,9 +350,9 @@ pub(crate) fn assign_as(
     // greedy's result would pass the deal's check (that result is balance-optimal and aligns
     // every alignable partition), so skipping the greedy loses no certified result, only
     // the greedy's tie rule where it would have passed.
-    if final_refusal && !all_open && n < FLOORS_FIRST_MAX_MEMBERS {
-        let ignore_keeps = variant == Variant::FloorsFirstIgnoreKeeps;
-        return floors::assign(&ctx, &member_bit, lists, ignore_keeps).then_some(Route::Flow);
+    if floors_first {
+        return floors::assign(&ctx, &member_bit, lists, first_ignores_keeps)
+            .then_some(Route::Flow);
     }
     let mut fit = Fit::new(
         problem,

@@ -381,7 +381,7 @@ pub(crate) fn gaining_members(
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
 ) -> Vec<(u32, u32, Vec<u32>)> {
-    let (topics, _, _) = topic_extras(problem, comp, owners);
+    let (topics, _, _) = topic_extras(problem, comp, owners, false);
     topics
         .into_iter()
         .map(|x| (x.topic, x.extra, x.gaining))

@@ -133,6 +133,18 @@ pub(crate) fn pack_short(bytes: &[u8]) -> Option<u64> {
     Some(value | (bytes.len() as u64) << (8 * bytes.len()))
 }
 
+/// [`pack_short`] of a name of exactly `L` bytes (`L` at most [`SHORT_BYTES`]), read at a
+/// length known when compiled; `None` for a name of any other length.
+#[inline(always)]
+pub(crate) fn pack_len<const L: usize>(bytes: &[u8]) -> Option<u64> {
+    let word = <&[u8; L]>::try_from(bytes).ok()?;
+    let mut key = (L as u64) << (8 * L);
+    for (i, &b) in word.iter().enumerate() {
+        key |= u64::from(b) << (8 * i);
+    }
+    Some(key)
+}
+
 /// `name` with its length as one integer, when it has at most [`PACKED_BYTES`] bytes: byte
 /// i in bits 8i..8(i+1), the length in the byte after the last. Two names pack to the same
 /// integer only if they are equal: the length tells a trailing NUL from padding.
@@ -384,6 +396,49 @@ pub(crate) fn keepable_claims(
 #[inline]
 pub(crate) fn is_keepable(mask: u64, bit: u64) -> bool {
     mask == 0 || mask & bit != 0
+}
+
+/// The most racks for which [`mask_groups`] counts in a table indexed by mask.
+const TABLE_RACKS: usize = 8;
+
+/// The distinct non-zero masks among `masks`, ascending, each with how many of `masks` it
+/// is, and how many are 0. With at most [`TABLE_RACKS`] racks (every mask below
+/// 2^`racks`), counted in `table` (scratch) indexed by mask, one step per partition where a
+/// search of the groups found so far took several; else by that search.
+pub(crate) fn mask_groups(
+    masks: &[u64],
+    racks: usize,
+    table: &mut Vec<u64>,
+) -> (Vec<(u64, u64)>, u64) {
+    let mut groups: Vec<(u64, u64)> = Vec::new();
+    if racks <= TABLE_RACKS {
+        table.clear();
+        table.resize(1 << racks, 0);
+        for &mask in masks {
+            table[mask as usize] += 1;
+        }
+        groups.extend(
+            table
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|&(_, &count)| count > 0)
+                .map(|(mask, &count)| (mask as u64, count)),
+        );
+        return (groups, table[0]);
+    }
+    let mut free = 0u64;
+    for &mask in masks {
+        if mask == 0 {
+            free += 1;
+            continue;
+        }
+        match search_masks(&groups, mask, |g| g.0) {
+            Ok(g) => groups[g].1 += 1,
+            Err(g) => groups.insert(g, (mask, 1)),
+        }
+    }
+    (groups, free)
 }
 
 /// Faults a test may plant on its thread, to show the tests catch them.

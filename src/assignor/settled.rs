@@ -34,7 +34,7 @@
 
 use super::components::Component;
 use super::problem::Problem;
-use super::racks::{RackBits, pack_short};
+use super::racks::{RackBits, pack_len, pack_short};
 
 /// When the previous owners of `comp` (homogeneous: every member subscribes to all its
 /// topics) form an assignment optimal for objectives 1–5 as the [module docs](self) say,
@@ -82,8 +82,7 @@ pub(crate) fn assign(
         return false;
     }
     let index = comp.local_index(problem.members.len());
-    // Per topic, counts are reset lazily (`seen[lm]` is the last topic position counted),
-    // so a topic costs O(its claims), not O(n). Its P_t claims, none above the ceiling,
+    // Per topic, counts are reset lazily (see `Tally`). Its P_t claims, none above the ceiling,
     // leave nobody below the floor exactly when r_t of them reach the ceiling (with
     // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t. Without racks,
     // claims in ascending runs, one per owner (as a deal leaves them), are counted per run.
@@ -100,122 +99,186 @@ pub(crate) fn assign(
         };
         home = Some(found);
     }
-    let mut seen = vec![usize::MAX; n];
-    let mut count = vec![0u32; n];
-    let mut load = vec![0u64; n];
+    // Each claim is written to its owner's list as it is counted (topics in order, partitions
+    // ascending: the order of the result), and the lists are cut back if a condition fails.
+    // Loads within one of each other are at most ⌈total/n⌉: room made once, not doubled as
+    // the lists fill.
+    let most = total.div_ceil(n as u64) as usize;
+    let before: Vec<usize> = comp
+        .members
+        .iter()
+        .map(|&m| {
+            let list = &mut lists[m as usize];
+            list.reserve(most);
+            list.len()
+        })
+        .collect();
+    let mut tally = Tally {
+        state: vec![0u64; n],
+    };
+    let local = |m: u32| index.get(comp, m);
+    let mut counted = true;
     for (i, &t) in comp.topics.iter().enumerate() {
         let partitions = problem.partitions(t) as usize;
         let floor = (partitions / n) as u32;
         let extras = partitions % n;
         let ceiling = floor + u32::from(extras > 0);
         let claims = &owners[t as usize];
+        let topic = TopicClaims {
+            t,
+            i,
+            ceiling,
+            extras,
+            claims,
+        };
         // Racked claims seldom come in runs (alignment scatters a member's partitions of a
         // topic), and a check that fails late costs more than it saves there.
         let runs = if rack_aware {
             None
         } else {
-            ascending_runs(claims, ceiling, |m| index.get(comp, m), &mut load)
+            ascending_runs(claims, ceiling)
         };
         let at_ceiling = match runs {
             // With no extras the count below counts nobody at the ceiling (the floor).
-            Some(runs) if extras > 0 => runs,
-            Some(_) => 0,
+            Some(runs) => {
+                for &(p, m) in claims {
+                    lists[m as usize].push((t, p));
+                }
+                Some(if extras > 0 { runs } else { 0 })
+            }
             None => {
                 let replicas = match &home {
                     Some(_) => problem.topics[t as usize].replica_racks.as_deref(),
                     None => None,
                 };
-                let mut at_ceiling = 0usize;
-                for &(p, m) in claims {
-                    let lm = index.get(comp, m);
-                    if let (Some(home), Some(replicas)) = (&mut home, replicas)
-                        && let Some(names) = replicas.get(p as usize)
-                        && home.misplaced(problem, comp, lm, names)
-                    {
-                        return false;
+                match (&mut home, replicas) {
+                    (Some(home), Some(replicas)) => {
+                        home.count(problem, comp, &topic, replicas, local, &mut tally, lists)
                     }
-                    if seen[lm] != i {
-                        seen[lm] = i;
-                        count[lm] = 0;
-                    }
-                    count[lm] += 1;
-                    load[lm] += 1;
-                    if count[lm] > ceiling {
-                        return false;
-                    }
-                    if extras > 0 && count[lm] == ceiling {
-                        at_ceiling += 1;
-                    }
+                    _ => tally.count(&topic, local, |_, _| false, lists),
                 }
-                at_ceiling
             }
         };
         #[cfg(test)]
         let at_ceiling = if CEILING_UNCOUNTED.with(std::cell::Cell::get) {
-            extras
+            at_ceiling.map(|_| extras)
         } else {
             at_ceiling
         };
-        if at_ceiling != extras {
-            return false;
+        if at_ceiling != Some(extras) {
+            counted = false;
+            break;
         }
     }
-    let (Some(&lightest), Some(&heaviest)) = (load.iter().min(), load.iter().max()) else {
-        return false;
+    // Every claim counted went to its owner's list: the loads are what the lists grew by.
+    let balanced = counted && {
+        let mut load = comp
+            .members
+            .iter()
+            .zip(&before)
+            .map(|(&m, &len)| lists[m as usize].len() - len);
+        let first = load.next().unwrap_or(0);
+        let (lightest, heaviest) = load.fold((first, first), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        #[cfg(test)]
+        let heaviest = if LOADS_UNCHECKED.with(std::cell::Cell::get) {
+            lightest
+        } else {
+            heaviest
+        };
+        heaviest <= lightest + 1
     };
-    #[cfg(test)]
-    let heaviest = if LOADS_UNCHECKED.with(std::cell::Cell::get) {
-        lightest
-    } else {
-        heaviest
-    };
-    if heaviest > lightest + 1 {
-        return false;
-    }
-    // Each list grows by exactly its member's load: room made once, not doubled as it fills.
-    for (&m, &count) in comp.members.iter().zip(&load) {
-        lists[m as usize].reserve_exact(count as usize);
-    }
-    for &t in &comp.topics {
-        for &(p, m) in &owners[t as usize] {
-            lists[m as usize].push((t, p));
+    if !balanced {
+        for (&m, &len) in comp.members.iter().zip(&before) {
+            lists[m as usize].truncate(len);
         }
+        return false;
     }
     #[cfg(test)]
     SETTLED.with(|c| c.set(c.get() + 1));
     true
 }
 
+/// One topic's claims as [`Tally::count`] reads them.
+struct TopicClaims<'a> {
+    t: u32,
+    /// The topic's position in `comp.topics`.
+    i: usize,
+    ceiling: u32,
+    extras: usize,
+    /// (partition, owner), ascending by partition.
+    claims: &'a [(i32, u32)],
+}
+
+/// Per local member: the last topic counted and its claims of that topic, as
+/// `(position in comp.topics + 1) << 32 | claims`, reset lazily (0 before any topic): a
+/// topic costs O(its claims), not O(n).
+struct Tally {
+    state: Vec<u64>,
+}
+
+impl Tally {
+    /// Counts the claims of `topic` (owners by local id, `local(m)`), appending each to its
+    /// owner's list, and returns how many owners reach the ceiling (with extras), or `None`
+    /// when an owner passes the ceiling or `misplaced(lm, p)` says the claim of p by local
+    /// member lm is misplaced (condition 4). Inlined into each caller, so that every
+    /// `misplaced` compiles into the loop.
+    #[inline(always)]
+    fn count(
+        &mut self,
+        topic: &TopicClaims<'_>,
+        local: impl Fn(u32) -> usize,
+        mut misplaced: impl FnMut(usize, i32) -> bool,
+        lists: &mut [Vec<(u32, i32)>],
+    ) -> Option<usize> {
+        let TopicClaims {
+            t,
+            i,
+            ceiling,
+            extras,
+            claims,
+        } = *topic;
+        let mut at_ceiling = 0usize;
+        for &(p, m) in claims {
+            let lm = local(m);
+            if misplaced(lm, p) {
+                return None;
+            }
+            // Topics are counted in order, so a state below this topic's is an earlier one's.
+            let base = ((i as u64) + 1) << 32;
+            let state = &mut self.state[lm];
+            *state = if *state >= base { *state + 1 } else { base + 1 };
+            let count = (*state - base) as u32;
+            if count > ceiling {
+                return None;
+            }
+            if extras > 0 && count == ceiling {
+                at_ceiling += 1;
+            }
+            lists[m as usize].push((t, p));
+        }
+        Some(at_ceiling)
+    }
+}
+
 /// When the owners of `claims` (one topic's, by partition) come in runs, one per owner,
 /// of strictly ascending members (as after a deal that hands each member a range) and no
-/// run is longer than `ceiling`: adds each run's length to its owner's `load` (by local id,
-/// `local(m)`) and returns how many runs reach the ceiling. Otherwise leaves `load` as it
-/// was and returns `None`, and the count per claim decides. A member's count of the topic
-/// is then the length of its one run, so this is what that count finds, in one comparison
-/// per claim.
-fn ascending_runs(
-    claims: &[(i32, u32)],
-    ceiling: u32,
-    local: impl Fn(u32) -> usize,
-    load: &mut [u64],
-) -> Option<usize> {
+/// run is longer than `ceiling`: how many runs reach the ceiling. Otherwise `None`, and the
+/// count per claim decides. A member's count of the topic is then the length of its one
+/// run, so this is what that count finds, in one comparison per claim.
+fn ascending_runs(claims: &[(i32, u32)], ceiling: u32) -> Option<usize> {
     #[cfg(test)]
     let checked = !ASCENT_UNCHECKED.with(std::cell::Cell::get);
     #[cfg(not(test))]
     let checked = true;
     if ceiling == 1 {
         // Runs of one claim each: the owners strictly ascend (the common case of a topic
-        // with fewer partitions than members, in one comparison and one load per claim).
+        // with fewer partitions than members, in one comparison per claim).
         let mut last = None;
-        for (k, &(_, m)) in claims.iter().enumerate() {
+        for &(_, m) in claims {
             if checked && last >= Some(m) {
-                for &(_, m) in &claims[..k] {
-                    load[local(m)] -= 1;
-                }
                 return None;
             }
             last = Some(m);
-            load[local(m)] += 1;
         }
         return Some(claims.len());
     }
@@ -223,32 +286,23 @@ fn ascending_runs(
         return Some(0);
     };
     let (mut m, mut len) = (first, 1u32);
-    // Claims in the runs closed so far, and how many of those runs reach the ceiling.
-    let (mut closed, mut at_ceiling) = (0usize, 0usize);
+    // How many of the runs closed so far reach the ceiling.
+    let mut at_ceiling = 0usize;
     for &(_, next) in rest {
         if next == m {
             len += 1;
             continue;
         }
         if checked && (next < m || len > ceiling) {
-            for &(_, m) in &claims[..closed] {
-                load[local(m)] -= 1;
-            }
             return None;
         }
         at_ceiling += usize::from(len == ceiling);
-        load[local(m)] += u64::from(len);
-        closed += len as usize;
         (m, len) = (next, 1);
     }
     if checked && len > ceiling {
-        for &(_, m) in &claims[..closed] {
-            load[local(m)] -= 1;
-        }
         return None;
     }
     at_ceiling += usize::from(len == ceiling);
-    load[local(m)] += u64::from(len);
     Some(at_ceiling)
 }
 
@@ -257,6 +311,10 @@ fn ascending_runs(
 struct Home<'p> {
     /// Per local member: its rack.
     rack: Vec<Own<'p>>,
+    /// The length shared by every member's rack name, when every member runs in a rack of a
+    /// name of at most 7 bytes (`r1`, `us-east`): the names of replicas are then compared
+    /// with the owner's at a length known when compiled.
+    same_len: Option<usize>,
     /// The rack bits, built at the first owner running in none of its partition's replica
     /// racks (on a settled component, never); `None` inside where the members run in no rack
     /// (nothing can be aligned then).
@@ -270,15 +328,78 @@ impl<'p> Home<'p> {
         if comp.racks(problem).len() > 64 {
             return None;
         }
-        let rack = comp
+        let rack: Vec<Own<'p>> = comp
             .members
             .iter()
             .map(|&m| match problem.members[m as usize].rack.as_deref() {
                 None => Own::None,
-                Some(rack) => pack_short(rack.as_bytes()).map_or(Own::Long(rack), Own::Short),
+                Some(rack) => pack_short(rack.as_bytes())
+                    .map_or(Own::Long(rack), |key| Own::Short(key, rack.len())),
             })
             .collect();
-        Some(Home { rack, bits: None })
+        let same_len = match rack.first() {
+            Some(&Own::Short(_, len))
+                if rack
+                    .iter()
+                    .all(|own| matches!(own, Own::Short(_, l) if *l == len)) =>
+            {
+                Some(len)
+            }
+            _ => None,
+        };
+        Some(Home {
+            rack,
+            same_len,
+            bits: None,
+        })
+    }
+
+    /// [`Tally::count`] of `topic`, whose partitions have replica racks `replicas`, with
+    /// condition 4 checked for every claim.
+    #[allow(clippy::too_many_arguments)]
+    fn count(
+        &mut self,
+        problem: &Problem<'p>,
+        comp: &Component,
+        topic: &TopicClaims<'_>,
+        replicas: &[Vec<String>],
+        local: impl Fn(u32) -> usize,
+        tally: &mut Tally,
+        lists: &mut [Vec<(u32, i32)>],
+    ) -> Option<usize> {
+        macro_rules! at_len {
+            ($len:literal) => {
+                tally.count(
+                    topic,
+                    local,
+                    |lm, p| {
+                        replicas.get(p as usize).is_some_and(|names| {
+                            self.misplaced_at::<$len>(problem, comp, lm, names)
+                        })
+                    },
+                    lists,
+                )
+            };
+        }
+        match self.same_len {
+            Some(1) => at_len!(1),
+            Some(2) => at_len!(2),
+            Some(3) => at_len!(3),
+            Some(4) => at_len!(4),
+            Some(5) => at_len!(5),
+            Some(6) => at_len!(6),
+            Some(7) => at_len!(7),
+            _ => tally.count(
+                topic,
+                local,
+                |lm, p| {
+                    replicas
+                        .get(p as usize)
+                        .is_some_and(|names| self.misplaced(problem, comp, lm, names))
+                },
+                lists,
+            ),
+        }
     }
 
     /// Whether a partition of replica racks `names` owned by local member `lm` is misplaced:
@@ -292,18 +413,42 @@ impl<'p> Home<'p> {
         names: &[String],
     ) -> bool {
         let at_home = match self.rack[lm] {
-            Own::Short(key) => names
+            Own::Short(key, _) => names
                 .iter()
                 .any(|name| pack_short(name.as_bytes()) == Some(key)),
             Own::Long(rack) => names.iter().any(|name| same_name(name, rack)),
             Own::None => false,
         };
-        !at_home
-            && self
-                .bits
-                .get_or_insert_with(|| RackBits::new(problem, comp))
-                .as_ref()
-                .is_some_and(|racks| racks.mask(names) != 0)
+        !at_home && self.alignable(problem, comp, names)
+    }
+
+    /// [`Home::misplaced`] where every member's rack name has `L` bytes (`same_len`): a
+    /// replica's name is the owner's rack only if it has `L` bytes and packs to the owner's
+    /// key, read at that length.
+    #[inline(always)]
+    fn misplaced_at<const L: usize>(
+        &mut self,
+        problem: &Problem<'p>,
+        comp: &Component,
+        lm: usize,
+        names: &[String],
+    ) -> bool {
+        let at_home = match self.rack[lm] {
+            Own::Short(key, _) => names
+                .iter()
+                .any(|name| pack_len::<L>(name.as_bytes()) == Some(key)),
+            _ => false,
+        };
+        !at_home && self.alignable(problem, comp, names)
+    }
+
+    /// Whether some member of `comp` runs in one of racks `names`.
+    #[inline(never)]
+    fn alignable(&mut self, problem: &Problem<'p>, comp: &Component, names: &[String]) -> bool {
+        self.bits
+            .get_or_insert_with(|| RackBits::new(problem, comp))
+            .as_ref()
+            .is_some_and(|racks| racks.mask(names) != 0)
     }
 }
 
@@ -312,8 +457,8 @@ impl<'p> Home<'p> {
 enum Own<'a> {
     /// In no rack.
     None,
-    /// A name [`pack_short`] represents, as its key.
-    Short(u64),
+    /// A name [`pack_short`] represents, as its key, and its length.
+    Short(u64, usize),
     /// A longer name.
     Long(&'a str),
 }

@@ -22,6 +22,8 @@ pub(super) struct Deal {
     capacity: Vec<u64>,
     taken: Vec<usize>,
     bucket: Vec<i32>,
+    /// [`extras::deal_open`]'s.
+    open: extras::OpenBuffers,
     /// Off only in [`super::Variant::NoTransportCheck`].
     check: bool,
 }
@@ -38,6 +40,7 @@ impl Deal {
             capacity: Vec::new(),
             taken: Vec::new(),
             bucket: Vec::new(),
+            open: extras::OpenBuffers::default(),
             check,
         }
     }
@@ -88,6 +91,7 @@ impl Deal {
                     &ctx.keepable[t as usize],
                     ctx.racks,
                     lists,
+                    &mut self.open,
                 ),
                 Some(TopicChoice::KeepFirst { chosen, .. }) => {
                     self.topic(ctx, t, masks, chosen, lists)

@@ -107,12 +107,13 @@
 
 use super::super::flow::{Network, capacity as cap};
 use super::super::homogeneous::TopicExtras;
+use super::super::racks::search_masks;
 use super::fit::{Fit, TopicState};
 
 mod deal;
 mod warm;
 
-pub(super) use deal::deal_open;
+pub(super) use deal::{OpenBuffers, deal_open};
 
 #[cfg(test)]
 pub(crate) use warm::tally as warm_tally;
@@ -236,7 +237,7 @@ pub(super) fn choose(
             continue;
         }
         total_extras += u64::from(extra);
-        fit.base(&mut state, t);
+        fit.base_at(&mut state, i, t);
         if let Some(x) = next_bound.next_if(|x| x.topic == t) {
             bound += x
                 .chosen
@@ -330,6 +331,12 @@ pub(super) fn choose(
     let mut to_rack: Vec<(usize, usize, usize)> =
         Vec::with_capacity((lists.groups.len() + plans.len()) * racks);
     let mut edge_ends: Vec<[usize; 2]> = Vec::with_capacity(plans.len());
+    // Per local member: its rack, if any.
+    let member_rack: Vec<Option<usize>> = fit
+        .member_bit
+        .iter()
+        .map(|&bit| (bit != 0).then(|| bit.trailing_zeros() as usize))
+        .collect();
     for (i, (plan, &block)) in plans.iter().zip(&blocks).enumerate() {
         let room = &rooms[i * racks..(i + 1) * racks];
         let k = plan.groups.len() as u32;
@@ -339,7 +346,7 @@ pub(super) fn choose(
             if mask == 0 {
                 return Some(free);
             }
-            let g = plan.groups.binary_search_by_key(&mask, |g| g.0).ok()?;
+            let g = search_masks(plan.groups, mask, |g| g.0).ok()?;
             Some(block + g as u32)
         };
         let e = TopicEdges {
@@ -379,9 +386,9 @@ pub(super) fn choose(
         }
         // Where a member takes a partition that is not its own: its rack's pool, or the
         // free node for a member in no rack.
-        let pool = |lm: usize| match fit.member_bit[lm] {
-            0 => free,
-            bit => rack(bit.trailing_zeros() as usize),
+        let pool = |lm: usize| match member_rack[lm] {
+            None => free,
+            Some(r) => rack(r),
         };
         if plan.open {
             let mut pair = rack(racks);

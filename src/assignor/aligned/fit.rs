@@ -235,10 +235,15 @@ impl<'a, 'p> Fit<'a, 'p> {
 
     /// Builds `state`'s base for topic `t`.
     pub(super) fn base(&self, state: &mut TopicState, t: u32) {
+        match self.comp.topics.binary_search(&t) {
+            Ok(i) => self.base_at(state, i, t),
+            Err(_) => state.clear(),
+        }
+    }
+
+    /// [`Fit::base`] of topic `t`, the `i`-th of the component's.
+    pub(super) fn base_at(&self, state: &mut TopicState, i: usize, t: u32) {
         state.clear();
-        let Ok(i) = self.comp.topics.binary_search(&t) else {
-            return;
-        };
         let n = self.comp.members.len();
         let count = self.problem.partitions(t) as usize;
         let floor = (count / n) as u32;

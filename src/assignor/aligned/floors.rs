@@ -100,6 +100,7 @@
 //! built.
 
 use super::super::flow::{Network, capacity as cap};
+use super::super::racks::{mask_groups, search_masks};
 use super::super::warm::warm_wanted;
 use super::Context;
 use super::transport::{left_over_by_group, rack_share};
@@ -118,6 +119,8 @@ struct TopicFlow {
     free: u64,
     /// (local member, mask, keepable claims of that mask), ascending.
     claims: Vec<(u32, u64, u64)>,
+    /// Per claim entry: the index of its mask's group, `groups.len()` (the free node) for 0.
+    entry_group: Vec<usize>,
     /// Per keepable claim of the topic (in the order of `ctx.keepable`): its entry in `claims`.
     entry_of: Vec<u32>,
     /// Per claim entry: its keep edge.
@@ -186,8 +189,8 @@ pub(super) fn assign(
     let mut supply_total = 0u64;
     // Per topic, reused: each keepable claim's local member, and the claims bucketed by
     // member (`start[lm]..start[lm + 1]` of `order`, in claim order).
-    let (mut lm_of, mut start, mut fill, mut order) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut lm_of, mut start, mut fill, mut order, mut table) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (index, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(index, t);
         if masks.is_empty() {
@@ -195,18 +198,7 @@ pub(super) fn assign(
         }
         total_extras += (masks.len() % n) as u64;
         supply_total += masks.len() as u64;
-        let mut groups: Vec<(u64, u64)> = Vec::new();
-        let mut free = 0u64;
-        for &mask in masks {
-            if mask == 0 {
-                free += 1;
-                continue;
-            }
-            match groups.binary_search_by_key(&mask, |g| g.0) {
-                Ok(g) => groups[g].1 += 1,
-                Err(g) => groups.insert(g, (mask, 1)),
-            }
-        }
+        let (groups, free) = mask_groups(masks, racks, &mut table);
         // The claim entries, (member, mask) ascending with their counts, by a counting sort
         // on the member and, within a member's few entries, a search on the mask: the
         // entries a sort of the (member, mask) pairs would give, in O(claims + n) and
@@ -237,17 +229,30 @@ pub(super) fn assign(
             let first = claims.len();
             for &i in bucket {
                 let mask = masks[keepable[i].0 as usize];
-                match claims[first..].binary_search_by_key(&mask, |c| c.1) {
+                match search_masks(&claims[first..], mask, |c| c.1) {
                     Ok(j) => claims[first + j].2 += 1,
                     Err(j) => claims.insert(first + j, (lm as u32, mask, 1)),
                 }
             }
             for &i in bucket {
                 let mask = masks[keepable[i].0 as usize];
-                if let Ok(j) = claims[first..].binary_search_by_key(&mask, |c| c.1) {
+                if let Ok(j) = search_masks(&claims[first..], mask, |c| c.1) {
                     entry_of[i] = (first + j) as u32;
                 }
             }
+        }
+        // Each entry's group (the free node's, `groups.len()`, for mask 0): a keepable claim's
+        // mask is one of the topic's.
+        let mut entry_group = Vec::with_capacity(claims.len());
+        for &(_, mask, _) in &claims {
+            entry_group.push(if mask == 0 {
+                groups.len()
+            } else {
+                match search_masks(&groups, mask, |g| g.0) {
+                    Ok(g) => g,
+                    Err(_) => return false,
+                }
+            });
         }
         plans.push(TopicFlow {
             index,
@@ -256,6 +261,7 @@ pub(super) fn assign(
             groups,
             free,
             claims,
+            entry_group,
             entry_of,
             keep_edge: Vec::new(),
             kept: Vec::new(),
@@ -353,18 +359,12 @@ pub(super) fn assign(
             };
             plan.slots[lm].pair = true;
             plan.slots[lm].pool_edge = Some(net.edge(pool, pair, c, [0; 4]));
-            while let Some(&(_, mask, count)) =
+            while let Some(&(_, _, count)) =
                 plan.claims.get(next_claim).filter(|x| x.0 == lm as u32)
             {
+                // The free node is the group after the last.
+                let from = block + plan.entry_group[next_claim] as u32;
                 next_claim += 1;
-                let from = if mask == 0 {
-                    free
-                } else {
-                    match plan.groups.binary_search_by_key(&mask, |g| g.0) {
-                        Ok(g) => block + g as u32,
-                        Err(_) => return false,
-                    }
-                };
                 let Some(c) = cap(count) else { return false };
                 plan.keep_edge.push(net.edge(from, pair, c, keep_cost));
             }

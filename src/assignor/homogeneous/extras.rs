@@ -28,8 +28,23 @@ impl Extras {
         comp: &Component,
         owners: &[Vec<(i32, u32)>],
     ) -> Extras {
-        let (topics, q, s) = topic_extras(problem, comp, owners);
+        let (topics, q, s) = topic_extras(problem, comp, owners, false);
         Extras { topics, q, s }
+    }
+
+    /// [`Extras::new`], or `None` where some topic with extras has a gaining member: the
+    /// same lists, stopped at the first topic that lists one.
+    pub(crate) fn unless_gain(
+        problem: &Problem<'_>,
+        comp: &Component,
+        owners: &[Vec<(i32, u32)>],
+    ) -> Option<Extras> {
+        let (topics, q, s) = topic_extras(problem, comp, owners, true);
+        if topics.last().is_some_and(|x| !x.gaining.is_empty()) {
+            return None;
+        }
+        // No topic stopped the lists: they are all of them.
+        Some(Extras { topics, q, s })
     }
 
     /// Chooses the rotation, whoever gains ([`Choice::Rotation`]).
@@ -51,17 +66,26 @@ impl Extras {
 }
 
 /// Per topic with extras (in `comp.topics` order): its extras and gaining members (local
-/// ids, ascending), nothing chosen yet; then q = ⌊E/n⌋ and s = E mod n.
+/// ids, ascending), nothing chosen yet; then q = ⌊E/n⌋ and s = E mod n. With
+/// `stop_at_gain`, the topics only up to the first with a gaining member (q and s then
+/// count their extras only).
 pub(super) fn topic_extras(
     problem: &Problem<'_>,
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
+    stop_at_gain: bool,
 ) -> (Vec<TopicExtras>, u32, u32) {
     if holds_every_member(problem, comp) {
-        topic_extras_by(comp, problem, owners, |m| m)
+        topic_extras_by(comp, problem, owners, |m| m, stop_at_gain)
     } else {
         let index = comp.local_index(problem.members.len());
-        topic_extras_by(comp, problem, owners, |m| index.get(comp, m) as u32)
+        topic_extras_by(
+            comp,
+            problem,
+            owners,
+            |m| index.get(comp, m) as u32,
+            stop_at_gain,
+        )
     }
 }
 
@@ -77,6 +101,7 @@ fn topic_extras_by(
     problem: &Problem<'_>,
     owners: &[Vec<(i32, u32)>],
     local: impl Fn(u32) -> u32,
+    stop_at_gain: bool,
 ) -> (Vec<TopicExtras>, u32, u32) {
     let n = comp.members.len();
     // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
@@ -139,12 +164,16 @@ fn topic_extras_by(
         } else {
             gaining = Vec::new();
             if gaining_in_runs(claims, floor, &local, checked, &mut gaining) {
+                let gains = !gaining.is_empty();
                 topics.push(TopicExtras {
                     topic: t,
                     extra,
                     gaining,
                     chosen: Vec::new(),
                 });
+                if stop_at_gain && gains {
+                    break;
+                }
                 continue;
             }
             for &(_, m) in claims {
@@ -174,12 +203,16 @@ fn topic_extras_by(
             }
             touched.clear();
         }
+        let gains = !gaining.is_empty();
         topics.push(TopicExtras {
             topic: t,
             extra,
             gaining,
             chosen: Vec::new(),
         });
+        if stop_at_gain && gains {
+            break;
+        }
     }
     let q = (total_extras / n as u64) as u32;
     let s = (total_extras % n as u64) as u32;

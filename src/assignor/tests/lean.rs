@@ -1,5 +1,6 @@
 //! Tests of the leaner steps of the homogeneous path: the gaining members listed as counts
-//! pass the floor equal their definition (and a planted stale count is caught), and the
+//! pass the floor equal their definition (and a planted stale count is caught; whether some
+//! topic lists one, stopped at the first, answers as the full lists do), and the
 //! extras flow's proposed start (every gaining cell within the caps) is certified by the solver and
 //! leaves the objective values those of the class flow (and a proposal past them is refused).
 //! The direct construction's running count of gaining cells is checked against its
@@ -100,6 +101,30 @@ fn gaining_members_equal_their_definition() {
     for (case, spec) in specs_for_gaining(0x6a1).iter().enumerate() {
         assert!(gaining_as_defined(spec), "case {case}: {}", spec.to_json());
     }
+}
+
+#[test]
+fn extras_unless_gain_answer_whether_some_topic_lists_a_gaining_member() {
+    // What the rack-aware path asks before it builds the extras: the same lists, stopped at
+    // the first topic with a gaining member.
+    let (mut gains, mut none) = (0, 0);
+    for (case, spec) in specs_for_gaining(0x6a1).iter().enumerate() {
+        let problem = Problem::new(spec);
+        let owners = previous_owners(&problem);
+        for comp in components(&problem)
+            .iter()
+            .filter(|c| c.homogeneous(&problem))
+        {
+            let want = homogeneous::gaining_members(&problem, comp, &owners)
+                .iter()
+                .any(|x| !x.2.is_empty());
+            let got = homogeneous::Extras::unless_gain(&problem, comp, &owners).is_none();
+            assert_eq!(got, want, "case {case}: {}", spec.to_json());
+            if want { gains += 1 } else { none += 1 }
+        }
+    }
+    println!("components with a gaining cell {gains}, without {none}");
+    assert!(gains >= 20 && none >= 20, "gains {gains}, none {none}");
 }
 
 /// How many of the gaining-member specs break their definition with `fault` planted

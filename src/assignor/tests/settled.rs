@@ -39,7 +39,23 @@ fn without_shortcut(spec: &GroupSpec) -> Assignment {
 /// member and the extras to the next r_t members of one rotation over all topics when
 /// `balanced` (loads within one), else to r_t random members.
 fn spread_claims(rng: &mut Rng, n: usize, k: usize, racked: bool, balanced: bool) -> GroupSpec {
-    let racks = ["a", "b", "c"];
+    let racks: &[&str] = if racked { &["a", "b", "c"] } else { &[] };
+    spread_claims_in(rng, n, k, racks, false, balanced)
+}
+
+/// [`spread_claims`] with the members in racks `racks` in turn (none when empty), each
+/// partition's one replica in one of them or, with `strangers`, one time in eight in a rack
+/// named as the first with one more byte, where no member runs.
+fn spread_claims_in(
+    rng: &mut Rng,
+    n: usize,
+    k: usize,
+    racks: &[&str],
+    strangers: bool,
+    balanced: bool,
+) -> GroupSpec {
+    let racked = !racks.is_empty();
+    let stranger = racks.first().filter(|_| strangers).map(|r| format!("{r}x"));
     let names: Vec<String> = (0..k).map(|t| format!("T{t}")).collect();
     let subs: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut spec = GroupSpec {
@@ -51,7 +67,10 @@ fn spread_claims(rng: &mut Rng, n: usize, k: usize, racked: bool, balanced: bool
                 if racked {
                     x.replica_racks = Some(
                         (0..x.partitions)
-                            .map(|_| vec![racks[rng.below(3) as usize].to_owned()])
+                            .map(|_| match &stranger {
+                                Some(name) if rng.below(8) == 0 => vec![name.clone()],
+                                _ => vec![racks[rng.below(racks.len() as u64) as usize].to_owned()],
+                            })
                             .collect(),
                     );
                 }
@@ -62,7 +81,7 @@ fn spread_claims(rng: &mut Rng, n: usize, k: usize, racked: bool, balanced: bool
             .map(|m| {
                 let mut x = member(&format!("M{m}"), &subs);
                 if racked {
-                    x.rack = Some(racks[m % 3].to_owned());
+                    x.rack = Some(racks[m % racks.len()].to_owned());
                 }
                 x.generation = 1;
                 x
@@ -375,4 +394,57 @@ fn runs_of_claims_are_counted_as_the_claims_would_be() {
     let caught = caught_with(&ASCENT_UNCHECKED, &specs);
     println!("unchecked runs caught in {caught} of 150");
     assert!(caught >= 10, "only {caught} caught");
+}
+
+#[test]
+fn rack_names_of_every_length_are_compared_as_names() {
+    // Members' racks of one short length (compared at that length), of mixed lengths, and
+    // longer than a packed short name; replicas also in a rack no member runs in, named as
+    // a member's rack with one more byte.
+    let rack_sets: [&[&str]; 6] = [
+        &["a", "b", "c"],
+        &["r1", "r2", "r3"],
+        &["us-east", "us-west", "eu-west"],
+        &["rack", "rock"],
+        &["a", "bb", "ccc"],
+        &["rack-number-one", "rack-number-two", "rack-number-three"],
+    ];
+    let mut rng = Rng(101);
+    let mut specs = Vec::new();
+    for case in 0..240 {
+        let racks = rack_sets[case % rack_sets.len()];
+        let n = 2 + rng.below(10) as usize;
+        let balanced = case % 5 != 0;
+        specs.push(spread_claims_in(
+            &mut rng,
+            n,
+            1 + case % 3,
+            racks,
+            true,
+            balanced,
+        ));
+    }
+    // The claims as drawn (mostly misaligned), then the assignment fed back (settled where
+    // it aligns every alignable partition).
+    let mut taken = [0usize; 6];
+    for (case, spec) in specs.iter().enumerate() {
+        let first = UniformV2.assign(spec).unwrap();
+        assert_eq!(
+            first,
+            without_shortcut(spec),
+            "case {case}: {}",
+            spec.to_json()
+        );
+        let stable = feed_back(spec, &first);
+        let at = settled();
+        let again = UniformV2.assign(&stable).unwrap();
+        taken[case % rack_sets.len()] += settled() - at;
+        assert_eq!(again, first, "case {case}: fixed point");
+    }
+    let racks = caught_with(&RACKS_UNCHECKED, &specs);
+    println!("fed back and settled {taken:?} of 40 each, unchecked racks caught in {racks}");
+    assert!(
+        taken.iter().all(|&x| x >= 5) && racks >= 20,
+        "settled {taken:?}, caught {racks}"
+    );
 }

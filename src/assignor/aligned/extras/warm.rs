@@ -56,6 +56,7 @@
 //! with room (two passes over the keep edges first list each member's claims kept).
 
 use super::super::super::flow::Network;
+use super::super::super::racks::search_masks;
 use super::{Plan, TopicEdges};
 
 mod chains;
@@ -160,7 +161,7 @@ pub(super) fn propose(
         let used = &mut used[e.source_at..];
         let group_of = |mask: u64| match mask {
             0 => Some(plan.groups.len()),
-            _ => plan.groups.binary_search_by_key(&mask, |g| g.0).ok(),
+            _ => search_masks(plan.groups, mask, |g| g.0).ok(),
         };
         if drops.any() {
             rack_edge.clear();

@@ -69,8 +69,8 @@ pub(super) fn propose(
     let mut transport = Transport::default();
     let mut givers = Vec::new();
     // Per topic, reused.
-    let (mut keep, mut left_over, mut supply, mut masks, mut entry_group) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut keep, mut left_over, mut supply, mut masks) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut room, mut into_rack, mut plain_floor) =
         (vec![0u64; racks], vec![0u64; racks], vec![0u64; racks]);
     for plan in plans {
@@ -88,18 +88,7 @@ pub(super) fn propose(
         } else {
             (1u64 << racks) - 1
         });
-        entry_group.clear();
-        for &(_, mask, _) in &plan.claims {
-            let g = if mask == 0 {
-                k
-            } else {
-                match plan.groups.binary_search_by_key(&mask, |g| g.0) {
-                    Ok(g) => g,
-                    Err(_) => return,
-                }
-            };
-            entry_group.push(g);
-        }
+        let entry_group = &plan.entry_group;
         // 1. Extras.
         claimed.fill(0);
         for &(lm, _, count) in &plan.claims {
@@ -167,7 +156,7 @@ pub(super) fn propose(
         }
         let keeps = Keeps {
             claims: &plan.claims,
-            entry_group: &entry_group,
+            entry_group,
             rack: &rack,
             keep: &mut keep,
             kept: &mut kept,
@@ -188,7 +177,7 @@ pub(super) fn propose(
         for &(g, r, id) in &plan.to_rack {
             net.preset(id, amount[g * racks + r] as i32);
         }
-        let mut sent = keep_by_group(&entry_group, &keep, k + 1);
+        let mut sent = keep_by_group(entry_group, &keep, k + 1);
         for (g, s) in sent.iter_mut().enumerate() {
             *s += amount[g * racks..(g + 1) * racks].iter().sum::<u64>();
             if let Some(id) = plan.source_edge[g] {

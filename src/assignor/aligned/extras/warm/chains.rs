@@ -2,6 +2,7 @@
 //! rotation (the module docs there say when they are needed and what they cost).
 
 use super::super::super::super::flow::Network;
+use super::super::super::super::racks::search_masks;
 use super::super::{Plan, TopicEdges};
 use super::{Room, SinkEdges};
 
@@ -94,7 +95,7 @@ impl Chains<'_, '_> {
         let groups = self.plans[j].groups;
         match mask {
             0 => Some(groups.len()),
-            _ => groups.binary_search_by_key(&mask, |g| g.0).ok(),
+            _ => search_masks(groups, mask, |g| g.0).ok(),
         }
     }
 
