@@ -144,13 +144,11 @@ impl<'a> Problem<'a> {
     pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
         let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
         let partitions = lists.iter().map(Vec::len).sum();
-        let members = lists.into_iter().enumerate().map(|(m, mut list)| {
-            if !list.is_sorted() {
-                list.sort_unstable();
-            }
-            (MemberId(self.members[m].id.clone()), list)
-        });
-        Assignment::from_sorted(&names, members, partitions)
+        let members = lists
+            .into_iter()
+            .enumerate()
+            .map(|(m, list)| (MemberId(self.members[m].id.clone()), list));
+        Assignment::from_pairs(&names, members, partitions)
     }
 }
 
