@@ -26,8 +26,9 @@ const SEARCHED_MISSES: u32 = 2;
 pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
     // Per claimed topic, lazily: for every partition, (generation, owner or UNCLAIMED/TIED).
     let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
-    // `subscribed[t] == (m, i)` once member m's subscriptions are marked: t is its i-th.
-    let mut subscribed: Vec<(u32, u32)> = vec![(u32::MAX, 0u32); problem.topics.len()];
+    // Once a member's subscriptions are marked, `position[t]` is where t is among them, for
+    // each of them; for any other topic it is stale or `u32::MAX`, and never such a place.
+    let mut position: Vec<u32> = vec![u32::MAX; problem.topics.len()];
     for (m, member) in problem.members.iter().enumerate() {
         if member.owned.is_empty() {
             continue;
@@ -36,13 +37,12 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
         let generation = member.generation;
         let mut claims = Claims {
             subs: problem.subscriptions[m as usize].as_slice(),
-            member: m,
             last: usize::MAX,
             stride: 1,
             misses: 0,
         };
         for owned in &member.owned {
-            let Some(t) = claims.topic(problem, &mut subscribed, &owned.topic) else {
+            let Some(t) = claims.topic(problem, &mut position, &owned.topic) else {
                 continue;
             };
             let slot = &mut slots[t as usize];
@@ -101,8 +101,6 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
 struct Claims<'s> {
     /// The member's subscriptions, ascending.
     subs: &'s [u32],
-    /// The member's index.
-    member: u32,
     /// The position in `subs` of the last claim's topic (`usize::MAX` before the first).
     last: usize,
     /// The distance in `subs` between the last two claims' topics.
@@ -114,16 +112,11 @@ struct Claims<'s> {
 impl Claims<'_> {
     /// The topic of a claim of `name`, if it exists and the member subscribes to it.
     #[inline]
-    fn topic(
-        &mut self,
-        problem: &Problem<'_>,
-        subscribed: &mut [(u32, u32)],
-        name: &str,
-    ) -> Option<u32> {
+    fn topic(&mut self, problem: &Problem<'_>, position: &mut [u32], name: &str) -> Option<u32> {
         let ahead = self.last.wrapping_add(self.stride);
         let (i, t) = match self.guess(problem, ahead, name) {
             Some(t) => (ahead, t),
-            None => self.resolve(problem, subscribed, name)?,
+            None => self.resolve(problem, position, name)?,
         };
         (self.last, self.stride) = (i, i.wrapping_sub(self.last));
         Some(t)
@@ -146,7 +139,7 @@ impl Claims<'_> {
     fn resolve(
         &mut self,
         problem: &Problem<'_>,
-        subscribed: &mut [(u32, u32)],
+        position: &mut [u32],
         name: &str,
     ) -> Option<(usize, u32)> {
         let next = self.last.wrapping_add(1);
@@ -163,11 +156,17 @@ impl Claims<'_> {
         } else {
             if self.misses == SEARCHED_MISSES + 1 {
                 for (i, &s) in self.subs.iter().enumerate() {
-                    subscribed[s as usize] = (self.member, i as u32);
+                    position[s as usize] = i as u32;
                 }
             }
-            let (owner, i) = subscribed[t as usize];
-            (owner == self.member).then_some(i as usize)?
+            // Exact whatever the mark: t is at i only if it is among the subscriptions, and
+            // when it is, the member's own marks put it there.
+            let i = position[t as usize] as usize;
+            #[cfg(test)]
+            if planted::MARK_TRUSTED.get() {
+                return (i < self.subs.len()).then_some((i, t));
+            }
+            (self.subs.get(i) == Some(&t)).then_some(i)?
         };
         Some((i, t))
     }
@@ -181,6 +180,9 @@ pub(crate) mod planted {
         pub(crate) static TIED_KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         /// [`super::previous_owners`] takes a guessed subscription without comparing names.
         pub(crate) static GUESS_TRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::previous_owners`] takes a marked position in range as the claim's, without
+        /// checking that the topic is there (a mark left by another member).
+        pub(crate) static MARK_TRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 
@@ -296,6 +298,15 @@ mod tests {
         planted::TIED_KEPT.set(false);
         println!("a tied partition kept caught in {caught} of 500");
         assert!(caught >= 50, "only {caught} caught");
+    }
+
+    #[test]
+    fn a_marked_position_taken_unchecked_is_caught() {
+        planted::MARK_TRUSTED.set(true);
+        let caught = (0..500).filter(|&seed| !agrees(&claimed(seed))).count();
+        planted::MARK_TRUSTED.set(false);
+        println!("a marked position taken unchecked caught in {caught} of 500");
+        assert!(caught >= 20, "only {caught} caught");
     }
 
     #[test]

@@ -134,8 +134,9 @@ impl<'a> NameIndex<'a> {
         index
     }
 
-    /// The index of `name`, if it is one of the names.
-    #[inline]
+    /// The index of `name`, if it is one of the names. Kept out of line: where the compiler
+    /// chose to inline it (the loop over subscriptions), it measured slower.
+    #[inline(never)]
     pub fn get(&self, name: &str) -> Option<u32> {
         match pack(name.as_bytes()) {
             Some(key) => self.packed.get(&key).copied(),
