@@ -128,12 +128,13 @@ impl Assignment {
         }
     }
 
-    /// Builds an assignment from members given ascending by id, each with its lists as
-    /// `(topic index, partition)` pairs sorted by topic index, where topic indices number
-    /// `names` (ascending and distinct) in order. Only the topics that occur are kept.
-    /// `partitions` is the total length of the lists (room reserved up front; any value is
+    /// Builds an assignment from members given ascending by id, each with its pairs
+    /// `(topic index, partition)` in any order, where topic indices number `names`
+    /// (ascending and distinct) in order: each member's pairs are sorted (by topic, then
+    /// partition) and cut into one list per topic, and only the topics that occur are kept.
+    /// `partitions` is the total number of pairs (room reserved up front; any value is
     /// correct).
-    pub(crate) fn from_sorted(
+    pub(crate) fn from_pairs(
         names: &[&str],
         members: impl Iterator<Item = (MemberId, Vec<(u32, i32)>)>,
         partitions: usize,
@@ -145,24 +146,20 @@ impl Assignment {
         out.runs.reserve_exact(partitions);
         let mut used = vec![u32::MAX; names.len()];
         out.members.reserve_exact(members.size_hint().0);
-        for (id, list) in members {
-            // Partitions copied in one go; then the runs, one element at a time rather than
-            // by searching run ends: with spread, most runs are a single partition (a
-            // member's one partition of each of many topics).
-            let start = out.partitions.len();
-            out.partitions.extend(list.iter().map(|&(_, p)| p));
-            if let Some(&(first, _)) = list.first() {
-                let mut current = first;
-                used[first as usize] = 0;
-                for (k, &(t, _)) in list.iter().enumerate().skip(1) {
-                    if t != current {
-                        out.runs.push((current, (start + k) as u32));
-                        current = t;
-                        used[t as usize] = 0;
-                    }
+        for (id, mut list) in members {
+            let start = out.partitions.len() as u32;
+            if marked_one_per_topic(&list, &mut used) {
+                // Sorted, each pair its own list (spread gives a member one partition of each
+                // of many topics): one run per pair, without looking for where runs end.
+                out.runs
+                    .extend((start + 1..).zip(&list).map(|(end, &(t, _))| (t, end)));
+            } else {
+                if !list.is_sorted() {
+                    list.sort_unstable();
                 }
-                out.runs.push((current, out.partitions.len() as u32));
+                cut_runs(&mut out.runs, &mut used, &list, start);
             }
+            out.partitions.extend(list.iter().map(|&(_, p)| p));
             debug_assert!(out.members.last().is_none_or(|(last, _)| *last < id));
             out.members.push((id, out.runs.len() as u32));
         }
@@ -173,13 +170,78 @@ impl Assignment {
                 out.topics.push(names[t].to_owned());
             }
         }
-        for run in &mut out.runs {
-            run.0 = used[run.0 as usize];
+        // When every topic occurs, topic t is numbered t: the runs are numbered already.
+        #[cfg(test)]
+        let renumber = out.topics.len() < names.len() && !planted::IDENTITY_SKIPPED.get();
+        #[cfg(not(test))]
+        let renumber = out.topics.len() < names.len();
+        if renumber {
+            for run in &mut out.runs {
+                run.0 = used[run.0 as usize];
+            }
         }
         if out.runs.len() < out.runs.capacity() / 2 {
             out.runs.shrink_to_fit();
         }
         out
+    }
+}
+
+/// Marks the topics of `list` in `used` (with 0) for as long as they strictly increase,
+/// and returns whether they do throughout: then `list` is sorted, has one pair per topic and
+/// all its topics are marked. (Only topics of `list` are marked, whatever the answer.)
+#[inline]
+fn marked_one_per_topic(list: &[(u32, i32)], used: &mut [u32]) -> bool {
+    let Some((&(mut last, _), rest)) = list.split_first() else {
+        return true;
+    };
+    used[last as usize] = 0;
+    #[cfg(test)]
+    if planted::REPEATS_UNSEEN.get() {
+        for &(t, _) in rest {
+            used[t as usize] = 0;
+        }
+        return list.is_sorted_by_key(|&(t, _)| t);
+    }
+    for &(t, _) in rest {
+        if t <= last {
+            return false;
+        }
+        used[t as usize] = 0;
+        last = t;
+    }
+    true
+}
+
+/// Appends to `runs` one run per topic of `list`, sorted by topic (its topic and where its
+/// list ends, the member's partitions starting at `start`), and marks its topics in `used`
+/// (with 0).
+fn cut_runs(runs: &mut Vec<(u32, u32)>, used: &mut [u32], list: &[(u32, i32)], start: u32) {
+    let Some((&(mut current, _), rest)) = list.split_first() else {
+        return;
+    };
+    used[current as usize] = 0;
+    // One element at a time rather than by searching run ends: runs are often short.
+    for (end, &(t, _)) in (start + 1..).zip(rest) {
+        if t != current {
+            runs.push((current, end));
+            current = t;
+            used[t as usize] = 0;
+        }
+    }
+    runs.push((current, start + list.len() as u32));
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::Assignment::from_pairs`] keeps the runs' topic indices even when some
+        /// topic does not occur.
+        pub(crate) static IDENTITY_SKIPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::Assignment::from_pairs`] takes pairs sorted by topic, repeats included,
+        /// for one pair per topic.
+        pub(crate) static REPEATS_UNSEEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 
@@ -381,13 +443,14 @@ mod tests {
             .get_mut(&MemberId::from("B"))
             .map(|t| t.insert("T2".to_owned(), vec![1, 3]));
         assert_ne!(Assignment::from(other), a);
-        // Built flat from topic indices, with an unused topic name in the table.
+        // Built flat from topic indices, with an unused topic name in the table; pairs out
+        // of order are sorted.
         let names = ["T0", "T1", "T2", "T9"];
-        let flat = Assignment::from_sorted(
+        let flat = Assignment::from_pairs(
             &names,
             [
                 (MemberId::from("A"), vec![]),
-                (MemberId::from("B"), vec![(1, 0), (2, 3), (2, 1)]),
+                (MemberId::from("B"), vec![(2, 3), (1, 0), (2, 1)]),
                 (MemberId::from("C"), vec![(1, 2)]),
             ]
             .into_iter(),
@@ -397,7 +460,78 @@ mod tests {
         without_empty
             .get_mut(&MemberId::from("C"))
             .map(|t| t.remove("T0"));
+        without_empty
+            .get_mut(&MemberId::from("B"))
+            .map(|t| t.insert("T2".to_owned(), vec![1, 3]));
         assert_eq!(flat, Assignment::from(without_empty));
         assert_ne!(flat, a);
+    }
+
+    /// Random pairs over random names (some never used, anywhere in the table), sorted or
+    /// not, built flat and through the ordered maps: equal when they should be.
+    fn disagreements(seed: u64) -> usize {
+        let mut rng = crate::assignor::tests::Rng(seed);
+        let mut wrong = 0;
+        for _ in 0..200 {
+            let names: Vec<String> = (0..1 + rng.below(6)).map(|t| format!("T{t}")).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let members: Vec<(MemberId, Vec<(u32, i32)>)> = (0..rng.below(5))
+                .map(|m| {
+                    let mut pairs: Vec<(u32, i32)> = (0..rng.below(8))
+                        .map(|_| {
+                            (
+                                rng.below(names.len() as u64) as u32,
+                                rng.below(9) as i32 - 2,
+                            )
+                        })
+                        .collect();
+                    pairs.sort_unstable();
+                    pairs.dedup();
+                    if rng.below(2) == 0 {
+                        pairs.reverse();
+                    }
+                    (MemberId(format!("M{m}")), pairs)
+                })
+                .collect();
+            let mut map = AssignmentMap::new();
+            for (id, pairs) in &members {
+                let mut sorted = pairs.clone();
+                sorted.sort_unstable();
+                let lists = map.entry(id.clone()).or_default();
+                for &(t, p) in &sorted {
+                    lists
+                        .entry(names[t as usize].to_owned())
+                        .or_default()
+                        .push(p);
+                }
+            }
+            let total = members.iter().map(|(_, pairs)| pairs.len()).sum();
+            let flat = Assignment::from_pairs(&names, members.into_iter(), total);
+            wrong += usize::from(flat != Assignment::from(map));
+        }
+        wrong
+    }
+
+    #[test]
+    fn pairs_build_the_assignment_of_their_sorted_lists() {
+        assert_eq!(disagreements(0xf1a7), 0);
+    }
+
+    #[test]
+    fn a_repeated_topic_taken_for_one_pair_per_topic_is_caught() {
+        planted::REPEATS_UNSEEN.set(true);
+        let wrong = disagreements(0xf1a7);
+        planted::REPEATS_UNSEEN.set(false);
+        println!("a repeated topic taken for one pair per topic: {wrong} of 200 differ");
+        assert!(wrong >= 20, "only {wrong} differ");
+    }
+
+    #[test]
+    fn keeping_topic_indices_with_a_topic_unused_is_caught() {
+        planted::IDENTITY_SKIPPED.set(true);
+        let wrong = disagreements(0xf1a7);
+        planted::IDENTITY_SKIPPED.set(false);
+        println!("topic indices kept with a topic unused: {wrong} of 200 differ");
+        assert!(wrong >= 20, "only {wrong} differ");
     }
 }

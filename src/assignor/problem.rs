@@ -126,11 +126,11 @@ impl<'a> Problem<'a> {
         self.topic_ids.get(name)
     }
 
-    /// [`Problem::topic_index`], trying the indices `guesses` first (exact whatever they are;
-    /// cheaper when one is right).
+    /// Whether topic `t` is named `name` (never for a `t` out of range): exactly when
+    /// `topic_index(name) == Some(t)`, at the cost of comparing two names.
     #[inline]
-    pub fn topic_index_guessing(&self, name: &str, guesses: [u32; 2]) -> Option<u32> {
-        self.topic_ids.get_guessing(name, guesses)
+    pub fn topic_is(&self, t: u32, name: &str) -> bool {
+        self.topic_ids.is(t, name)
     }
 
     /// Topic `t`'s partition count (validated to fit in `0..=2^24`).
@@ -144,13 +144,11 @@ impl<'a> Problem<'a> {
     pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
         let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
         let partitions = lists.iter().map(Vec::len).sum();
-        let members = lists.into_iter().enumerate().map(|(m, mut list)| {
-            if !list.is_sorted() {
-                list.sort_unstable();
-            }
-            (MemberId(self.members[m].id.clone()), list)
-        });
-        Assignment::from_sorted(&names, members, partitions)
+        let members = lists
+            .into_iter()
+            .enumerate()
+            .map(|(m, list)| (MemberId(self.members[m].id.clone()), list));
+        Assignment::from_pairs(&names, members, partitions)
     }
 }
 
