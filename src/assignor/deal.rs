@@ -21,21 +21,15 @@ pub(crate) struct Dealer {
     free: Vec<i32>,
 }
 
-/// One topic to deal: its subscribers and the counts chosen for them.
+/// One topic to deal by floor and extras: the topic and the counts chosen for its
+/// subscribers.
 pub(crate) struct TopicDeal<'a> {
-    /// Topic index.
-    pub topic: u32,
-    /// P_t.
-    pub partitions: u32,
-    /// Sub(t): member indices, ascending.
-    pub subscribers: &'a [u32],
+    /// The topic, its subscribers and its previous owners.
+    pub topic: Topic<'a>,
     /// f_t: what every subscriber gets at least.
     pub floor: u32,
-    /// Indices into `subscribers` of the members given one more, ascending.
+    /// Indices into `topic.subscribers` of the members given one more, ascending.
     pub chosen: &'a [u32],
-    /// The previous owners of the topic's partitions: (partition, member), ascending by
-    /// partition, every member a subscriber.
-    pub owners: &'a [(i32, u32)],
 }
 
 impl Dealer {
@@ -56,7 +50,7 @@ impl Dealer {
         lists: &mut [Vec<(u32, i32)>],
     ) {
         let floor = deal.floor;
-        let room = &mut self.room[..deal.subscribers.len()];
+        let room = &mut self.room[..deal.topic.subscribers.len()];
         if floor > 0 {
             room.fill(floor as i32);
         }
@@ -66,13 +60,7 @@ impl Dealer {
         // Only members given the extra have room when the floor is 0: the hand visits them
         // alone.
         let holders = (floor == 0).then_some(deal.chosen);
-        let topic = Topic {
-            topic: deal.topic,
-            partitions: deal.partitions,
-            subscribers: deal.subscribers,
-            owners: deal.owners,
-        };
-        deal_room(&topic, room, holders, &mut self.free, index, lists);
+        deal_room(&deal.topic, room, holders, &mut self.free, index, lists);
     }
 
     /// [`Dealer::topic`] with the counts given per subscriber instead: `room[i]` is the count
@@ -92,7 +80,7 @@ impl Dealer {
     }
 }
 
-/// One topic to deal by its counts per subscriber ([`Dealer::topic_counted`]).
+/// One topic to deal: what every deal reads besides the counts.
 pub(crate) struct Topic<'a> {
     /// Topic index.
     pub topic: u32,
@@ -100,7 +88,8 @@ pub(crate) struct Topic<'a> {
     pub partitions: u32,
     /// Sub(t): member indices, ascending.
     pub subscribers: &'a [u32],
-    /// As [`TopicDeal::owners`].
+    /// The previous owners of the topic's partitions: (partition, member), ascending by
+    /// partition, every member a subscriber.
     pub owners: &'a [(i32, u32)],
 }
 
@@ -190,12 +179,14 @@ mod tests {
         let mut lists = vec![Vec::new(); n];
         let mut dealer = Dealer::new(n);
         let topic = TopicDeal {
-            topic: 7,
-            partitions,
-            subscribers: &subscribers,
+            topic: Topic {
+                topic: 7,
+                partitions,
+                subscribers: &subscribers,
+                owners,
+            },
             floor,
             chosen,
-            owners,
         };
         dealer.topic(&topic, |m| m as usize, &mut lists);
         // The scratch space is left clean for the next topic.

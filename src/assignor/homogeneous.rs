@@ -82,7 +82,7 @@
 //! K·n + 2n + K edges, never on partitions. No partition × member product is built.
 
 use super::components::Component;
-use super::deal::{Dealer, TopicDeal};
+use super::deal::{Dealer, Topic, TopicDeal};
 
 mod blocked;
 mod direct;
@@ -203,12 +203,14 @@ fn deal(
             _ => &[],
         };
         let deal = TopicDeal {
-            topic: t,
-            partitions,
-            subscribers: &comp.members,
+            topic: Topic {
+                topic: t,
+                partitions,
+                subscribers: &comp.members,
+                owners: &owners[t as usize],
+            },
             floor: partitions / n as u32,
             chosen,
-            owners: &owners[t as usize],
         };
         dealer.topic(&deal, &local, lists);
     }
