@@ -182,6 +182,16 @@ impl Component {
     }
 }
 
+impl Component {
+    /// Whether this component holds every member of a group of `members` members: its
+    /// members (ascending, distinct) are then exactly 0..`members`, so every member index is
+    /// its own position in [`Component::members`] and no lookup is needed.
+    #[inline]
+    pub fn holds_every_member(&self, members: usize) -> bool {
+        self.members.len() == members
+    }
+}
+
 impl LocalIndex {
     /// The position of member `m` (a member of `comp`) in `comp.members`.
     #[inline]

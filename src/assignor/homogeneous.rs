@@ -163,7 +163,7 @@ fn assign_choosing(
         Choice::Best
     };
     let (topics, route) = choose_extras(problem, comp, owners, choice);
-    if extras::holds_every_member(problem, comp) {
+    if comp.holds_every_member(problem.members.len()) {
         deal(problem, comp, owners, &topics, |m| m as usize, lists);
     } else {
         let index = comp.local_index(problem.members.len());

@@ -142,7 +142,7 @@ pub(crate) fn assign(
     }
     // A component of every member numbers them as the problem does: its slots are read by
     // member index directly.
-    if comp.members.len() == problem.members.len() {
+    if comp.holds_every_member(problem.members.len()) {
         deal(
             problem,
             comp,
@@ -291,7 +291,7 @@ fn choose_with(
     let index = comp.local_index(problem.members.len());
     let local = |m: u32| index.get(comp, m);
     // A component of every member numbers them as the problem does.
-    let whole = n == problem.members.len();
+    let whole = comp.holds_every_member(problem.members.len());
     let subscribers = |t: u32| &problem.subscribers[t as usize];
     let floor: Vec<u32> = comp
         .topics

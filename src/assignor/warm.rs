@@ -80,7 +80,7 @@ pub(crate) const MAX_MOVES: usize = 64;
 fn local_subscribers(problem: &Problem<'_>, comp: &Component, t: u32) -> Vec<u32> {
     let subscribers = &problem.subscribers[t as usize];
     // A component of every member (the usual case) numbers them as the problem does.
-    if comp.members.len() == problem.members.len() {
+    if comp.holds_every_member(problem.members.len()) {
         subscribers.clone()
     } else {
         subscribers

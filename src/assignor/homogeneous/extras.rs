@@ -75,7 +75,7 @@ pub(super) fn topic_extras(
     owners: &[Vec<(i32, u32)>],
     stop_at_gain: bool,
 ) -> (Vec<TopicExtras>, u32, u32) {
-    if holds_every_member(problem, comp) {
+    if comp.holds_every_member(problem.members.len()) {
         topic_extras_by(comp, problem, owners, |m| m, stop_at_gain)
     } else {
         let index = comp.local_index(problem.members.len());
@@ -87,12 +87,6 @@ pub(super) fn topic_extras(
             stop_at_gain,
         )
     }
-}
-
-/// Whether `comp` holds every member of the group: its members (ascending, distinct) are
-/// then exactly 0..n, so every member index is its own local id and no lookup is needed.
-pub(super) fn holds_every_member(problem: &Problem<'_>, comp: &Component) -> bool {
-    comp.members.len() == problem.members.len()
 }
 
 /// [`topic_extras`], with `local(m)` the local id of member m.

@@ -36,7 +36,7 @@ pub(super) fn solve(
     // A component of every member, or of every topic (the usual cases), numbers them as
     // the problem does: no search.
     let all_topics = comp.topics.len() == problem.topics.len();
-    let all_members = comp.members.len() == problem.members.len();
+    let all_members = comp.holds_every_member(problem.members.len());
     let local_topic = |t: u32| {
         if all_topics {
             t as usize
