@@ -311,6 +311,26 @@ impl Grouping {
         free
     }
 
+    /// Indexes `groups` (a topic's, as [`Grouping::count`] made them) for [`Grouping::find`],
+    /// by table where the masks over `racks` racks are no more than the topic's `partitions`.
+    pub(super) fn index(&mut self, groups: &[(u64, u64)], racks: usize, partitions: usize) {
+        let kinds = 1usize << racks.min(TABLE_RACKS);
+        self.table = racks <= TABLE_RACKS && kinds <= partitions;
+        if self.table {
+            self.at.clear();
+            self.at.resize(kinds, u64::from(u32::MAX));
+            for (g, &(mask, _)) in groups.iter().enumerate() {
+                match self.at.get_mut(mask as usize) {
+                    Some(at) => *at = g as u64,
+                    None => {
+                        self.table = false;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     /// The index among `groups` (the last counted topic's) of the group of non-zero `mask`,
     /// `None` if no partition has it.
     pub(super) fn find(&self, groups: &[(u64, u64)], mask: u64) -> Option<usize> {
