@@ -252,8 +252,9 @@ const TABLE_RACKS: usize = 16;
 /// ways give the same groups and the same indices.
 #[derive(Default)]
 pub(super) struct Grouping {
-    /// Per mask below `1 << racks`: its partitions, then (once counted) its group's index
-    /// among the topic's, or `u32::MAX` without partitions. Valid only after a count by table.
+    /// Per mask below `1 << racks`: its group's index among the topic's, or `u32::MAX`
+    /// without partitions (while [`Grouping::count`] counts, its partitions). Read only
+    /// while `table` holds.
     at: Vec<u64>,
     /// Whether the last [`Grouping::count`] used the table.
     table: bool,
