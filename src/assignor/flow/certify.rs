@@ -231,10 +231,15 @@ impl Network {
                 }
                 let v = &mut labels[arc.to as usize];
                 // A convex arc's `cost` holds a non-zero mark (see `CONVEX_MARK`), so one test
-                // finds the arcs that cost nothing, most of them.
-                let d = if arc.cost == [0; 4] {
-                    du
-                } else if arc.convex != NONE {
+                // finds the arcs that cost nothing, most of them: compared on their own path,
+                // with `du` as it is (no distance to form, nor to move into place).
+                if arc.cost == [0; 4] {
+                    if du.below(&v.dist) {
+                        improve(v, next, arc.to, du, slot(arc));
+                    }
+                    continue;
+                }
+                let d = if arc.convex != NONE {
                     // Rare: kept apart so that the common case's cost stays in registers.
                     du.plus(self.convex_cost(arc))
                 } else {

@@ -214,3 +214,16 @@ fn large_convex_costs_are_certified_unpacked() {
     );
     assert_eq!(CERTIFIED.with(|c| c.get()), certified + 1);
 }
+
+/// The reverse costs of the lay-out, negated four bytes at once, are those negated one by
+/// one (wrapping), for every value of a component in every lane.
+#[test]
+fn negated_costs_are_negated_lane_by_lane() {
+    for x in i8::MIN..=i8::MAX {
+        for lane in 0..4 {
+            let mut c = [3, -1, 0, 127];
+            c[lane] = x;
+            assert_eq!(super::negated(c), c.map(i8::wrapping_neg), "{c:?}");
+        }
+    }
+}

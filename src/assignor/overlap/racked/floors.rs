@@ -157,7 +157,7 @@ mod topic;
 
 use deal::deal;
 use owners::owners_and_claims;
-use topic::{Arena, Plan, TopicFlow, placeable};
+use topic::{Arena, Grouping, Plan, TopicFlow, placeable};
 
 #[cfg(test)]
 thread_local! {
@@ -229,6 +229,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let mut degree = vec![0i32; n];
     let mut supply_total = 0u64;
     let mut transport = Transport::default();
+    let mut grouping = Grouping::default();
     // [`topic::placeable`]'s buffers, kept from topic to topic.
     let mut bufs = <[Vec<u64>; 3]>::default();
     // Per member: its index among the subscribers of the topic at hand, for topics with at
@@ -248,17 +249,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         }
         supply_total += masks.len() as u64;
         let g0 = arena.groups.len();
-        let mut free = 0u64;
-        for &mask in masks {
-            if mask == 0 {
-                free += 1;
-                continue;
-            }
-            match arena.groups[g0..].binary_search_by_key(&mask, |g| g.0) {
-                Ok(g) => arena.groups[g0 + g].1 += 1,
-                Err(g) => arena.groups.insert(g0 + g, (mask, 1)),
-            }
-        }
+        let free = grouping.count(masks, racks, &mut arena.groups);
         let groups = &arena.groups[g0..];
         let keepable = &x.keepable[t as usize];
         let (c0, o0) = (arena.claims.len(), arena.claim_owner.len());
@@ -279,7 +270,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             if mask == 0 {
                 arena.entry_group.push(groups.len());
             } else {
-                let Ok(g) = groups.binary_search_by_key(&mask, |g| g.0) else {
+                let Some(g) = grouping.find(groups, mask) else {
                     return false;
                 };
                 arena.entry_group.push(g);

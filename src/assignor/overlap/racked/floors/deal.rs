@@ -1,7 +1,8 @@
 //! The deal of one solved topic of the [parent](super)'s network: which partitions each
 //! subscriber gets, as its tie rule says.
 
-use super::super::super::super::aligned::transport::{left_over_by_group, rack_share};
+use super::super::super::super::aligned::transport::rack_share;
+use super::topic::Grouping;
 use super::{Inputs, TopicFlow};
 
 /// Buffers the deal keeps from topic to topic; their contents never outlive a topic.
@@ -15,6 +16,9 @@ pub(super) struct Scratch {
     rack: Vec<usize>,
     next: Vec<usize>,
     bucket: Vec<i32>,
+    /// Per group (the free node last): its partitions left over, ascending.
+    groups: Vec<Vec<i32>>,
+    grouping: Grouping,
 }
 
 /// `v` cleared and refilled with `len` copies of `value`, its allocation kept; as a slice,
@@ -47,6 +51,8 @@ pub(super) fn deal(
         rack,
         next,
         bucket,
+        groups,
+        grouping,
     } = scratch;
     let taken = refill(taken, masks.len(), false);
     // Units each claim entry still keeps.
@@ -77,9 +83,30 @@ pub(super) fn deal(
         return false;
     }
     let k = plan.groups.len();
-    let Some(groups) = left_over_by_group(masks, taken, plan.groups) else {
-        return false;
-    };
+    // The partitions not kept, by group (the free node last), ascending.
+    if groups.len() < k + 1 {
+        groups.resize_with(k + 1, Vec::new);
+    }
+    let groups = &mut groups[..k + 1];
+    for group in groups.iter_mut() {
+        group.clear();
+    }
+    grouping.index(plan.groups, racks, masks.len());
+    for (p, (&mask, &kept)) in masks.iter().zip(taken.iter()).enumerate() {
+        if kept {
+            continue;
+        }
+        let g = if mask == 0 {
+            k
+        } else {
+            let Some(g) = grouping.find(plan.groups, mask) else {
+                return false;
+            };
+            g
+        };
+        groups[g].push(p as i32);
+    }
+    let groups = &groups[..];
     // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
     // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
     rack.clear();
@@ -107,7 +134,7 @@ pub(super) fn deal(
     let next = refill(next, k + 1, 0);
     let mut start = 0;
     for r in 0..racks {
-        if !rack_share(&groups, plan.amount, racks, r, next, bucket) {
+        if !rack_share(groups, plan.amount, racks, r, next, bucket) {
             return false;
         }
         let mut from = 0;
@@ -125,5 +152,5 @@ pub(super) fn deal(
         }
         start = first[r];
     }
-    start == subs.len() && next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+    start == subs.len() && next.iter().zip(groups).all(|(&used, g)| used == g.len())
 }

@@ -242,6 +242,110 @@ impl Arena {
     }
 }
 
+/// The most racks for which [`Grouping`] counts masks in a table.
+const TABLE_RACKS: usize = 16;
+
+/// Groups a topic's partitions by mask (as [`Arena::groups`] holds them: non-zero masks,
+/// ascending, with their counts) and finds a mask's group. Where the table of every mask
+/// over the racks is no longer than the topic's partitions, each partition costs one
+/// increment and each look-up one read instead of a binary search over the groups; both
+/// ways give the same groups and the same indices.
+#[derive(Default)]
+pub(super) struct Grouping {
+    /// Per mask below `1 << racks`: its group's index among the topic's, or `u32::MAX`
+    /// without partitions (while [`Grouping::count`] counts, its partitions). Read only
+    /// while `table` holds.
+    at: Vec<u64>,
+    /// Whether the last [`Grouping::count`] used the table.
+    table: bool,
+}
+
+impl Grouping {
+    /// Appends the groups of `masks` (a topic's partitions' masks, over `racks` racks) to
+    /// `groups`; returns the partitions of mask 0.
+    pub(super) fn count(
+        &mut self,
+        masks: &[u64],
+        racks: usize,
+        groups: &mut Vec<(u64, u64)>,
+    ) -> u64 {
+        let g0 = groups.len();
+        let kinds = 1usize << racks.min(TABLE_RACKS);
+        self.table = racks <= TABLE_RACKS && kinds <= masks.len();
+        if self.table {
+            self.at.clear();
+            self.at.resize(kinds, 0);
+            let at = &mut self.at[..];
+            for &mask in masks {
+                match at.get_mut(mask as usize) {
+                    Some(count) => *count += 1,
+                    None => {
+                        self.table = false;
+                        break;
+                    }
+                }
+            }
+        }
+        if self.table {
+            let free = self.at[0];
+            for (mask, at) in self.at.iter_mut().enumerate().skip(1) {
+                if *at > 0 {
+                    groups.push((mask as u64, *at));
+                    *at = (groups.len() - 1 - g0) as u64;
+                } else {
+                    *at = u64::from(u32::MAX);
+                }
+            }
+            return free;
+        }
+        let mut free = 0u64;
+        for &mask in masks {
+            if mask == 0 {
+                free += 1;
+                continue;
+            }
+            match groups[g0..].binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => groups[g0 + g].1 += 1,
+                Err(g) => groups.insert(g0 + g, (mask, 1)),
+            }
+        }
+        free
+    }
+
+    /// Indexes `groups` (a topic's, as [`Grouping::count`] made them) for [`Grouping::find`],
+    /// by table where the masks over `racks` racks are no more than the topic's `partitions`.
+    pub(super) fn index(&mut self, groups: &[(u64, u64)], racks: usize, partitions: usize) {
+        let kinds = 1usize << racks.min(TABLE_RACKS);
+        self.table = racks <= TABLE_RACKS && kinds <= partitions;
+        if self.table {
+            self.at.clear();
+            self.at.resize(kinds, u64::from(u32::MAX));
+            for (g, &(mask, _)) in groups.iter().enumerate() {
+                match self.at.get_mut(mask as usize) {
+                    Some(at) => *at = g as u64,
+                    None => {
+                        self.table = false;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The index among `groups` (the last counted topic's) of the group of non-zero `mask`,
+    /// `None` if no partition has it.
+    pub(super) fn find(&self, groups: &[(u64, u64)], mask: u64) -> Option<usize> {
+        if self.table {
+            return self
+                .at
+                .get(mask as usize)
+                .filter(|&&g| g != u64::from(u32::MAX))
+                .map(|&g| g as usize);
+        }
+        groups.binary_search_by_key(&mask, |g| g.0).ok()
+    }
+}
+
 /// Whether local topic `lt`'s partitions (`groups` by mask, `free` of mask 0) can all be
 /// placed aligned with every subscriber taking at most f_t + \[r_t > 0\]: a small transport
 /// from the groups to the racks, rack r taking that much per subscriber in it. A flow of full
