@@ -126,11 +126,26 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let mut work = 4 * (n as u64 + topics.iter().map(|x| u64::from(x.extra)).sum::<u64>());
     // Gaining cells chosen so far, counted as they are chosen.
     let mut used = 0u64;
+    // Per topic: its chosen are exactly its gaining members, moved there (see below).
+    let mut moved = vec![false; topics.len()];
     for i in 0..topics.len() {
         let (earlier, rest) = topics.split_at_mut(i);
         let x = &mut rest[0];
-        let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
         let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
+        // Nothing left out or forced here and every extra taken by a gaining member: the
+        // choice is the gaining list itself, moved rather than copied (a join gives most
+        // topics one such list). Only the exchange reads an earlier topic's gaining members
+        // again, and it knows them to be its chosen.
+        if drops_end == next_drop
+            && forced.get(next_forced).is_none_or(|&(t, _)| t as usize != i)
+            && x.gaining.len() == x.extra as usize
+        {
+            used += x.gaining.len() as u64;
+            x.chosen = std::mem::take(&mut x.gaining);
+            moved[i] = true;
+            continue;
+        }
+        let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
         // The gaining members less those left out (both ascending): the runs between two
         // left out are copied whole. A member left out is a gaining member; should one not
         // be, it and the rest are ignored.
@@ -231,8 +246,15 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             kept_flagged = true;
         }
         while left > 0 {
-            let Some((giver, taker, taker_gains)) =
-                exchange(earlier, &has, &received, q, above < s, &mut work)
+            let Some((giver, taker, taker_gains)) = exchange(
+                earlier,
+                &moved[..i],
+                &has,
+                &received,
+                q,
+                above < s,
+                &mut work,
+            )
             else {
                 break;
             };
@@ -264,7 +286,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     if placed {
         assert_eq!(
             used,
-            used_gaining(topics, n),
+            used_gaining(topics, &moved, n),
             "running count of gaining cells"
         );
     }
@@ -273,7 +295,10 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     if placed && rows && used == bound {
         return true;
     }
-    for x in topics.iter_mut() {
+    for (x, moved) in topics.iter_mut().zip(moved) {
+        if moved {
+            x.gaining = std::mem::take(&mut x.chosen);
+        }
         x.chosen.clear();
     }
     false
@@ -410,9 +435,11 @@ const SEARCHES: u32 = 8;
 /// while `plus` allows one more above it) and lacks that earlier topic; the giver then takes
 /// the topic instead. Rows and gaining cells used stay as they were except the taker's row,
 /// one higher. Returns (giver, taker, whether the taker's new cell is a gaining cell), or
-/// `None` when none is found within `work`.
+/// `None` when none is found within `work`. `moved[i]` says that the chosen of `earlier[i]`
+/// are its gaining members (moved out of its list): none of them can give.
 fn exchange(
     earlier: &mut [TopicExtras],
+    moved: &[bool],
     has: &[bool],
     received: &[u32],
     q: u32,
@@ -425,11 +452,16 @@ fn exchange(
         if !(got < q || (got == q && plus)) {
             continue;
         }
-        for x in earlier.iter_mut() {
+        for (x, &moved) in earlier.iter_mut().zip(moved) {
             *work = work.checked_sub(1)?;
             let Err(at) = x.chosen.binary_search(&taker) else {
                 continue;
             };
+            if moved {
+                // The scan below would look at every chosen member and find no giver.
+                *work = work.checked_sub(x.chosen.len() as u64)?;
+                continue;
+            }
             let mut found = None;
             for (k, &giver) in x.chosen.iter().enumerate() {
                 *work = work.checked_sub(1)?;
@@ -479,10 +511,14 @@ fn merge_runs(mut list: Vec<u32>, kept: usize) -> Vec<u32> {
 
 /// How many chosen cells are gaining cells (the definition the running count must equal).
 #[cfg(test)]
-fn used_gaining(topics: &[TopicExtras], n: usize) -> u64 {
+fn used_gaining(topics: &[TopicExtras], moved: &[bool], n: usize) -> u64 {
     let mut flag = vec![false; n];
     let mut used = 0u64;
-    for x in topics {
+    for (x, &moved) in topics.iter().zip(moved) {
+        if moved {
+            used += x.chosen.len() as u64;
+            continue;
+        }
         for &lm in &x.gaining {
             flag[lm as usize] = true;
         }
