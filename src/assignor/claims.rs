@@ -47,8 +47,7 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
             let ahead = last.wrapping_add(stride);
             let (i, t) = match claims.guess(problem, ahead, &owned.topic) {
                 Some(t) => (ahead, t),
-                None => match claims.resolve(problem, &mut position, last, stride, &owned.topic)
-                {
+                None => match claims.resolve(problem, &mut position, last, stride, &owned.topic) {
                     Some(found) => found,
                     None => continue,
                 },
