@@ -42,7 +42,9 @@ thread_local! {
 }
 
 /// Fills every `chosen` with a valid y meeting the upper bound (column sums r_t, row sums q or
-/// q + 1) and returns true, or leaves every `chosen` empty and returns false.
+/// q + 1) and returns true, or leaves every `chosen` empty and returns false. A topic whose
+/// members are its gaining members is marked `chosen_gaining` instead (read them by
+/// `TopicExtras::chosen`).
 pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
     // How many gaining topics each member has.
     let mut count = vec![0u32; n];
@@ -126,23 +128,21 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let mut work = 4 * (n as u64 + topics.iter().map(|x| u64::from(x.extra)).sum::<u64>());
     // Gaining cells chosen so far, counted as they are chosen.
     let mut used = 0u64;
-    // Per topic: its chosen are exactly its gaining members, moved there (see below).
-    let mut moved = vec![false; topics.len()];
     for i in 0..topics.len() {
         let (earlier, rest) = topics.split_at_mut(i);
         let x = &mut rest[0];
         let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
         // Nothing left out or forced here and every extra taken by a gaining member: the
-        // choice is the gaining list itself, moved rather than copied (a join gives most
-        // topics one such list). Only the exchange reads an earlier topic's gaining members
-        // again, and it knows them to be its chosen.
+        // choice is the gaining list itself, left where it is rather than copied (a join
+        // gives most topics one such list; see `TopicExtras::chosen`).
         if drops_end == next_drop
-            && forced.get(next_forced).is_none_or(|&(t, _)| t as usize != i)
+            && forced
+                .get(next_forced)
+                .is_none_or(|&(t, _)| t as usize != i)
             && x.gaining.len() == x.extra as usize
         {
             used += x.gaining.len() as u64;
-            x.chosen = std::mem::take(&mut x.gaining);
-            moved[i] = true;
+            x.chosen_gaining = true;
             continue;
         }
         let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
@@ -246,15 +246,8 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             kept_flagged = true;
         }
         while left > 0 {
-            let Some((giver, taker, taker_gains)) = exchange(
-                earlier,
-                &moved[..i],
-                &has,
-                &received,
-                q,
-                above < s,
-                &mut work,
-            )
+            let Some((giver, taker, taker_gains)) =
+                exchange(earlier, &has, &received, q, above < s, &mut work)
             else {
                 break;
             };
@@ -278,7 +271,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             break;
         }
     }
-    let placed = topics.iter().all(|x| x.chosen.len() == x.extra as usize);
+    let placed = topics.iter().all(|x| x.chosen().len() == x.extra as usize);
     let rows = received.iter().all(|&g| g == q || g == q + 1);
     // The running count equals the definition whenever every topic was reached (a break
     // leaves `placed` false, and then the count does not matter).
@@ -286,7 +279,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     if placed {
         assert_eq!(
             used,
-            used_gaining(topics, &moved, n),
+            used_gaining(topics, n),
             "running count of gaining cells"
         );
     }
@@ -295,11 +288,9 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     if placed && rows && used == bound {
         return true;
     }
-    for (x, moved) in topics.iter_mut().zip(moved) {
-        if moved {
-            x.gaining = std::mem::take(&mut x.chosen);
-        }
+    for x in topics.iter_mut() {
         x.chosen.clear();
+        x.chosen_gaining = false;
     }
     false
 }
@@ -435,11 +426,10 @@ const SEARCHES: u32 = 8;
 /// while `plus` allows one more above it) and lacks that earlier topic; the giver then takes
 /// the topic instead. Rows and gaining cells used stay as they were except the taker's row,
 /// one higher. Returns (giver, taker, whether the taker's new cell is a gaining cell), or
-/// `None` when none is found within `work`. `moved[i]` says that the chosen of `earlier[i]`
-/// are its gaining members (moved out of its list): none of them can give.
+/// `None` when none is found within `work`. An earlier topic whose chosen are its gaining
+/// members (`chosen_gaining`) has no giver.
 fn exchange(
     earlier: &mut [TopicExtras],
-    moved: &[bool],
     has: &[bool],
     received: &[u32],
     q: u32,
@@ -452,14 +442,14 @@ fn exchange(
         if !(got < q || (got == q && plus)) {
             continue;
         }
-        for (x, &moved) in earlier.iter_mut().zip(moved) {
+        for x in earlier.iter_mut() {
             *work = work.checked_sub(1)?;
-            let Err(at) = x.chosen.binary_search(&taker) else {
+            let Err(at) = x.chosen().binary_search(&taker) else {
                 continue;
             };
-            if moved {
+            if x.chosen_gaining {
                 // The scan below would look at every chosen member and find no giver.
-                *work = work.checked_sub(x.chosen.len() as u64)?;
+                *work = work.checked_sub(x.gaining.len() as u64)?;
                 continue;
             }
             let mut found = None;
@@ -511,18 +501,14 @@ fn merge_runs(mut list: Vec<u32>, kept: usize) -> Vec<u32> {
 
 /// How many chosen cells are gaining cells (the definition the running count must equal).
 #[cfg(test)]
-fn used_gaining(topics: &[TopicExtras], moved: &[bool], n: usize) -> u64 {
+fn used_gaining(topics: &[TopicExtras], n: usize) -> u64 {
     let mut flag = vec![false; n];
     let mut used = 0u64;
-    for (x, &moved) in topics.iter().zip(moved) {
-        if moved {
-            used += x.chosen.len() as u64;
-            continue;
-        }
+    for x in topics {
         for &lm in &x.gaining {
             flag[lm as usize] = true;
         }
-        used += x.chosen.iter().filter(|&&lm| flag[lm as usize]).count() as u64;
+        used += x.chosen().iter().filter(|&&lm| flag[lm as usize]).count() as u64;
         for &lm in &x.gaining {
             flag[lm as usize] = false;
         }
