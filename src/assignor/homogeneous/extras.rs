@@ -102,11 +102,18 @@ fn topic_extras_by(
     stop_at_gain: bool,
 ) -> (Vec<TopicExtras>, u32, u32) {
     let n = comp.members.len();
-    // Per topic with extras: the topic, its extras and where its gaining members (local ids,
-    // ascending) lie in `all`, the lists of every topic one after another. Room for every
-    // topic up front: most topics of a join or leave have extras.
-    let mut spans: Vec<(u32, u32, usize, usize)> = Vec::with_capacity(comp.topics.len());
-    let mut all: Vec<u32> = Vec::new();
+    // Per topic with extras: its extras and gaining members (local ids, ascending), the
+    // latter as where they lie in `all`, the lists of every topic one after another (shared
+    // once they are all known). Room for every topic up front: most topics of a join or leave
+    // have extras.
+    let mut topics: Vec<TopicExtras> = Vec::with_capacity(comp.topics.len());
+    // No topic lists more gaining members than it has owners.
+    let mut all: Vec<u32> = Vec::with_capacity(
+        comp.topics
+            .iter()
+            .map(|&t| owners[t as usize].len().min(n))
+            .sum(),
+    );
     let mut count = vec![0u32; n];
     let mut touched: Vec<u32> = Vec::new();
     // One topic's gaining members where they must be sorted before they join `all`.
@@ -197,28 +204,31 @@ fn topic_extras_by(
             touched.clear();
             all.extend_from_slice(&gaining);
         }
-        spans.push((t, extra, start, all.len()));
+        topics.push(TopicExtras {
+            topic: t,
+            extra,
+            gaining: Gaining {
+                all: None,
+                start,
+                end: all.len(),
+            },
+            chosen: Vec::new(),
+            chosen_gaining: false,
+        });
         if stop_at_gain && all.len() > start {
             break;
         }
     }
     let q = (total_extras / n as u64) as u32;
     let s = (total_extras % n as u64) as u32;
-    let all: Rc<[u32]> = all.into();
-    let topics = spans
-        .into_iter()
-        .map(|(topic, extra, start, end)| TopicExtras {
-            topic,
-            extra,
-            gaining: Gaining {
-                all: Rc::clone(&all),
-                start,
-                end,
-            },
-            chosen: Vec::new(),
-            chosen_gaining: false,
-        })
-        .collect();
+    if !all.is_empty() {
+        let all: Rc<[u32]> = all.into();
+        for x in &mut topics {
+            if !x.gaining.is_empty() {
+                x.gaining.all = Some(Rc::clone(&all));
+            }
+        }
+    }
     (topics, q, s)
 }
 
@@ -227,19 +237,34 @@ fn topic_extras_by(
 /// once per topic.
 #[derive(Clone)]
 pub(super) struct Gaining {
-    /// Every topic's gaining members, one list after another.
-    all: Rc<[u32]>,
+    /// Every topic's gaining members, one list after another (`None` where none gains).
+    all: Option<Rc<[u32]>>,
     /// Where this topic's begin in `all`.
     start: usize,
     /// Where they end.
     end: usize,
 }
 
+impl Gaining {
+    /// How many gaining members (g_t), without reading the list.
+    pub(super) fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether none gains.
+    pub(super) fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
 impl Deref for Gaining {
     type Target = [u32];
 
     fn deref(&self) -> &[u32] {
-        &self.all[self.start..self.end]
+        match &self.all {
+            Some(all) => &all[self.start..self.end],
+            None => &[],
+        }
     }
 }
 
