@@ -37,55 +37,72 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
         let generation = member.generation;
         let mut claims = Claims {
             subs: problem.subscriptions[m as usize].as_slice(),
-            last: usize::MAX,
-            stride: 1,
             misses: 0,
         };
+        // The position in the subscriptions of the last claim's topic (`usize::MAX` before
+        // the first) and the distance between the last two claims' topics (locals, so that
+        // the guessed path keeps them in registers).
+        let (mut last, mut stride) = (usize::MAX, 1usize);
         for owned in &member.owned {
-            let Some(t) = claims.topic(problem, &mut position, &owned.topic) else {
-                continue;
+            let ahead = last.wrapping_add(stride);
+            let (i, t) = match claims.guess(problem, ahead, &owned.topic) {
+                Some(t) => (ahead, t),
+                None => match claims.resolve(problem, &mut position, last, stride, &owned.topic) {
+                    Some(found) => found,
+                    None => continue,
+                },
             };
+            (last, stride) = (i, i.wrapping_sub(last));
             let slot = &mut slots[t as usize];
             if slot.is_empty() {
                 // Sized on the first claim of the topic, in range or not: an unclaimed slot
                 // adds nothing to the result.
-                slot.resize(problem.partitions(t) as usize, (i32::MIN, UNCLAIMED));
+                *slot = vec![(i32::MIN, UNCLAIMED); problem.partitions(t) as usize];
             }
-            let slot = slot.as_mut_slice();
+            // A negative partition becomes at least 2^31, out of range like a large one. (A
+            // spread assignment claims one partition per topic: that case skips the loop.)
+            if let [p] = owned.partitions[..] {
+                if let Some(best) = slot.get_mut(p as u32 as usize) {
+                    claim(best, generation, m);
+                }
+                continue;
+            }
             for &p in &owned.partitions {
-                // A negative partition becomes at least 2^31, out of range like a large one.
-                let Some((best, owner)) = slot.get_mut(p as u32 as usize) else {
-                    continue;
-                };
-                if *owner == UNCLAIMED || generation > *best {
-                    *best = generation;
-                    *owner = m;
-                } else if generation == *best && *owner != m {
-                    *owner = TIED;
+                if let Some(best) = slot.get_mut(p as u32 as usize) {
+                    claim(best, generation, m);
                 }
             }
         }
     }
-    // Each topic's slots become its list in place: the list is never longer than the slots
-    // and entry p is written at or before position p, after slot p was read. Every slot is
-    // written and only owned ones are kept (members are below TIED), without a branch on
-    // which.
+    // Each topic's slots become its list in place: the owned ones are kept, in order, each
+    // numbered by its position among the slots (members are below TIED).
     for slot in &mut slots {
-        let mut len = 0;
-        for p in 0..slot.len() {
-            let owner = slot[p].1;
-            slot[len] = (p as i32, owner);
+        let mut p = 0;
+        slot.retain_mut(|entry| {
+            let owner = entry.1;
+            *entry = (p, owner);
+            p += 1;
             #[cfg(test)]
             let owner = if planted::TIED_KEPT.get() && owner == TIED {
                 0
             } else {
                 owner
             };
-            len += usize::from(owner < TIED);
-        }
-        slot.truncate(len);
+            owner < TIED
+        });
     }
     slots
+}
+
+/// Counts member `m`'s claim at `generation` in the best claim so far of its partition.
+#[inline(always)]
+fn claim((best, owner): &mut (i32, u32), generation: i32, m: u32) {
+    if *owner == UNCLAIMED || generation > *best {
+        *best = generation;
+        *owner = m;
+    } else if generation == *best && *owner != m {
+        *owner = TIED;
+    }
 }
 
 /// One member's claims being resolved to topics.
@@ -101,27 +118,11 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
 struct Claims<'s> {
     /// The member's subscriptions, ascending.
     subs: &'s [u32],
-    /// The position in `subs` of the last claim's topic (`usize::MAX` before the first).
-    last: usize,
-    /// The distance in `subs` between the last two claims' topics.
-    stride: usize,
     /// How many claims no guess resolved so far.
     misses: u32,
 }
 
 impl Claims<'_> {
-    /// The topic of a claim of `name`, if it exists and the member subscribes to it.
-    #[inline]
-    fn topic(&mut self, problem: &Problem<'_>, position: &mut [u32], name: &str) -> Option<u32> {
-        let ahead = self.last.wrapping_add(self.stride);
-        let (i, t) = match self.guess(problem, ahead, name) {
-            Some(t) => (ahead, t),
-            None => self.resolve(problem, position, name)?,
-        };
-        (self.last, self.stride) = (i, i.wrapping_sub(self.last));
-        Some(t)
-    }
-
     /// The subscription at position `i`, if there is one and it is the topic `name`.
     #[inline]
     fn guess(&self, problem: &Problem<'_>, i: usize, name: &str) -> Option<u32> {
@@ -133,17 +134,21 @@ impl Claims<'_> {
         problem.topic_is(t, name).then_some(t)
     }
 
-    /// The position in `subs` and the topic of a claim of `name` the stride did not guess:
-    /// kept out of line, so that the guessed path stays small.
+    /// The position in `subs` and the topic of a claim of `name`, if it exists and the
+    /// member subscribes to it, when the stride (`stride` on from `last`, the position of
+    /// the last claim's topic) did not guess it: kept out of line, so that the guessed path
+    /// stays small.
     #[inline(never)]
     fn resolve(
         &mut self,
         problem: &Problem<'_>,
         position: &mut [u32],
+        last: usize,
+        stride: usize,
         name: &str,
     ) -> Option<(usize, u32)> {
-        let next = self.last.wrapping_add(1);
-        if self.stride != 1
+        let next = last.wrapping_add(1);
+        if stride != 1
             && let Some(t) = self.guess(problem, next, name)
         {
             return Some((next, t));

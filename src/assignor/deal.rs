@@ -50,6 +50,14 @@ impl Dealer {
         lists: &mut [Vec<(u32, i32)>],
     ) {
         let floor = deal.floor;
+        if floor == 0 && kept_whole(deal, &index) {
+            // Each owner keeps its one partition, and no partition is left to hand.
+            let t = deal.topic.topic;
+            for &(p, m) in deal.topic.owners {
+                lists[m as usize].push((t, p));
+            }
+            return;
+        }
         let room = &mut self.room[..deal.topic.subscribers.len()];
         if floor > 0 {
             room.fill(floor as i32);
@@ -77,6 +85,36 @@ impl Dealer {
         lists: &mut [Vec<(u32, i32)>],
     ) {
         deal_room(topic, room, None, &mut self.free, index, lists);
+    }
+}
+
+/// Whether `deal` (f_t = 0) gives every partition to its previous owner: the owners, by
+/// partition, are one per partition (as many as P_t) and are the chosen members, in order.
+/// Then each chosen member's one place is its one claim, kept by the deal of the
+/// [module docs](self), and no partition is free: each owner simply keeps its partition (a
+/// settled topic of a join or leave, where the extras went to exactly its owners).
+fn kept_whole(deal: &TopicDeal<'_>, index: impl Fn(u32) -> usize) -> bool {
+    let owners = deal.topic.owners;
+    if owners.len() != deal.topic.partitions as usize || owners.len() != deal.chosen.len() {
+        return false;
+    }
+    #[cfg(test)]
+    if planted::WHOLE_BY_COUNTS.get() {
+        return true;
+    }
+    owners
+        .iter()
+        .zip(deal.chosen)
+        .all(|(&(_, m), &i)| index(m) == i as usize)
+}
+
+/// Faults a test may plant on its thread, to show the tests catch them.
+#[cfg(test)]
+pub(crate) mod planted {
+    thread_local! {
+        /// [`super::Dealer::topic`] takes a topic with as many owners as chosen members, one
+        /// per partition, as kept whole without checking that the owners are the chosen.
+        pub(crate) static WHOLE_BY_COUNTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 
@@ -239,6 +277,70 @@ mod tests {
         assert_eq!(lists, vec![vec![0], vec![], vec![1], vec![]]);
         let lists = deal(4, 3, 0, &[1, 2, 3], &[(0, 3)]);
         assert_eq!(lists, vec![vec![], vec![1], vec![2], vec![0]]);
+    }
+
+    /// Random topics with f_t = 0 where every partition is claimed, one per member: the
+    /// owners are the chosen members in order (kept whole) or, half the time, some other
+    /// members (one of them perhaps repeated out of order). Returns how many deals by floor
+    /// and chosen differ from the general deal by counts (`Dealer::topic_counted`), and how
+    /// many were kept whole.
+    fn whole_topics_differing() -> (usize, usize) {
+        let mut rng = crate::assignor::tests::Rng(0x701e);
+        let (mut differ, mut whole) = (0, 0);
+        for _ in 0..300 {
+            let n = 2 + rng.below(8) as usize;
+            let chosen: Vec<u32> = (0..n as u32).filter(|_| rng.below(2) == 0).collect();
+            let partitions = chosen.len() as u32;
+            let mut members = chosen.clone();
+            if rng.below(2) == 0 {
+                for m in &mut members {
+                    if rng.below(3) == 0 {
+                        *m = rng.below(n as u64) as u32;
+                    }
+                }
+            }
+            let owners: Vec<(i32, u32)> = members
+                .iter()
+                .enumerate()
+                .map(|(p, &m)| (p as i32, m))
+                .collect();
+            whole += usize::from(members == chosen);
+            let subscribers: Vec<u32> = (0..n as u32).collect();
+            let mut room = vec![0; n];
+            for &i in &chosen {
+                room[i as usize] += 1;
+            }
+            let mut lists = vec![Vec::new(); n];
+            let topic = Topic {
+                topic: 7,
+                partitions,
+                subscribers: &subscribers,
+                owners: &owners,
+            };
+            Dealer::new(n).topic_counted(&topic, &mut room, |m| m as usize, &mut lists);
+            let general: Vec<Vec<i32>> = lists
+                .iter()
+                .map(|l| l.iter().map(|&(_, p)| p).collect())
+                .collect();
+            differ += usize::from(deal(n, partitions, 0, &chosen, &owners) != general);
+        }
+        (differ, whole)
+    }
+
+    #[test]
+    fn a_topic_kept_whole_deals_as_the_general_deal() {
+        let (differ, whole) = whole_topics_differing();
+        assert_eq!(differ, 0);
+        assert!(whole >= 150, "only {whole} kept whole");
+    }
+
+    #[test]
+    fn keeping_whole_by_counts_alone_is_caught() {
+        super::planted::WHOLE_BY_COUNTS.set(true);
+        let (differ, _) = whole_topics_differing();
+        super::planted::WHOLE_BY_COUNTS.set(false);
+        println!("kept whole by counts alone caught in {differ} of 300");
+        assert!(differ >= 30, "only {differ} caught");
     }
 
     /// The deal by counts per subscriber is the deal by floor and chosen indices, on random

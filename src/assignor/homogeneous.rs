@@ -93,6 +93,7 @@ use super::flow::Network;
 use super::problem::Problem;
 use direct::direct_extras;
 pub(crate) use extras::Extras;
+use extras::Gaining;
 #[cfg(test)]
 use extras::topic_extras;
 use greedy::{Greedy, greedy_extras};
@@ -198,7 +199,7 @@ fn deal(
         let chosen: &[u32] = match topics.get(next_topic) {
             Some(x) if x.topic == t => {
                 next_topic += 1;
-                &x.chosen
+                x.chosen()
             }
             _ => &[],
         };
@@ -273,13 +274,15 @@ pub(crate) trait Repair {
 /// `owners` (previous owners per topic, ascending by partition; only the counts per member
 /// matter), with the route that chose them. Only topics with r_t > 0 are listed, in
 /// `comp.topics` order; none when a [`Choice::Repaired`]'s repair [gave up](Repair::gave_up).
+/// Each topic's members are read by [`TopicExtras::chosen`] (its `chosen` may be left
+/// empty for them).
 pub(crate) fn choose_extras(
     problem: &Problem<'_>,
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
     choice: Choice<'_>,
 ) -> (Vec<TopicExtras>, Route) {
-    choose_from(
+    choose_in_place(
         Extras::new(problem, comp, owners),
         comp.members.len(),
         choice,
@@ -287,12 +290,27 @@ pub(crate) fn choose_extras(
 }
 
 /// [`choose_extras`] on `extras` (built for the same component, of `n` members, nothing
-/// chosen yet).
+/// chosen yet), with every topic's members in its `chosen`.
 pub(crate) fn choose_from(
     extras: Extras,
     n: usize,
     choice: Choice<'_>,
 ) -> (Vec<TopicExtras>, Route) {
+    let (mut topics, route) = choose_in_place(extras, n, choice);
+    if route == Route::Direct {
+        for x in &mut topics {
+            if x.chosen_gaining {
+                x.chosen = x.gaining.to_vec();
+                x.chosen_gaining = false;
+            }
+        }
+    }
+    (topics, route)
+}
+
+/// [`choose_extras`] on `extras`, as [`choose_from`] describes, but where the direct route
+/// chose a topic's gaining members they are left in place ([`TopicExtras::chosen`]).
+fn choose_in_place(extras: Extras, n: usize, choice: Choice<'_>) -> (Vec<TopicExtras>, Route) {
     let Extras { mut topics, q, s } = extras;
     let no_gain = topics.iter().all(|x| x.gaining.is_empty());
     let (rotate, mut repair) = match choice {
@@ -386,7 +404,7 @@ pub(crate) fn gaining_members(
     let (topics, _, _) = topic_extras(problem, comp, owners, false);
     topics
         .into_iter()
-        .map(|x| (x.topic, x.extra, x.gaining))
+        .map(|x| (x.topic, x.extra, x.gaining.to_vec()))
         .collect()
 }
 
@@ -437,9 +455,25 @@ pub(crate) struct TopicExtras {
     /// r_t: how many members get f_t + 1 partitions.
     extra: u32,
     /// Local ids of the members owning more than f_t of its partitions, ascending.
-    gaining: Vec<u32>,
-    /// Local ids of the members given the extra, ascending (filled by the choice).
+    gaining: Gaining,
+    /// Local ids of the members given the extra, ascending (filled by the choice), unless
+    /// `chosen_gaining`: then empty.
     pub(crate) chosen: Vec<u32>,
+    /// Whether the members given the extra are the gaining members, left in `gaining` instead
+    /// of copied to `chosen` (only by [`choose_extras`] on its direct route; see
+    /// [`TopicExtras::chosen`]).
+    chosen_gaining: bool,
+}
+
+impl TopicExtras {
+    /// Local ids of the members given the extra, ascending, wherever the choice left them.
+    pub(crate) fn chosen(&self) -> &[u32] {
+        if self.chosen_gaining {
+            &self.gaining
+        } else {
+            &self.chosen
+        }
+    }
 }
 
 /// The rotation: topic by topic, the extras go to the next r_t members after a cursor over

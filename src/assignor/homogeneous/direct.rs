@@ -42,7 +42,9 @@ thread_local! {
 }
 
 /// Fills every `chosen` with a valid y meeting the upper bound (column sums r_t, row sums q or
-/// q + 1) and returns true, or leaves every `chosen` empty and returns false.
+/// q + 1) and returns true, or leaves every `chosen` empty and returns false. A topic whose
+/// members are its gaining members is marked `chosen_gaining` instead (read them by
+/// `TopicExtras::chosen`).
 pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
     // How many gaining topics each member has.
     let mut count = vec![0u32; n];
@@ -129,8 +131,21 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     for i in 0..topics.len() {
         let (earlier, rest) = topics.split_at_mut(i);
         let x = &mut rest[0];
-        let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
         let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
+        // Nothing left out or forced here and every extra taken by a gaining member: the
+        // choice is the gaining list itself, left where it is rather than copied (a join
+        // gives most topics one such list; see `TopicExtras::chosen`).
+        if drops_end == next_drop
+            && forced
+                .get(next_forced)
+                .is_none_or(|&(t, _)| t as usize != i)
+            && x.gaining.len() == x.extra as usize
+        {
+            used += x.gaining.len() as u64;
+            x.chosen_gaining = true;
+            continue;
+        }
+        let mut chosen: Vec<u32> = Vec::with_capacity(x.extra as usize);
         // The gaining members less those left out (both ascending): the runs between two
         // left out are copied whole. A member left out is a gaining member; should one not
         // be, it and the rest are ignored.
@@ -256,7 +271,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
             break;
         }
     }
-    let placed = topics.iter().all(|x| x.chosen.len() == x.extra as usize);
+    let placed = topics.iter().all(|x| x.chosen().len() == x.extra as usize);
     let rows = received.iter().all(|&g| g == q || g == q + 1);
     // The running count equals the definition whenever every topic was reached (a break
     // leaves `placed` false, and then the count does not matter).
@@ -275,6 +290,7 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     }
     for x in topics.iter_mut() {
         x.chosen.clear();
+        x.chosen_gaining = false;
     }
     false
 }
@@ -410,7 +426,8 @@ const SEARCHES: u32 = 8;
 /// while `plus` allows one more above it) and lacks that earlier topic; the giver then takes
 /// the topic instead. Rows and gaining cells used stay as they were except the taker's row,
 /// one higher. Returns (giver, taker, whether the taker's new cell is a gaining cell), or
-/// `None` when none is found within `work`.
+/// `None` when none is found within `work`. An earlier topic whose chosen are its gaining
+/// members (`chosen_gaining`) has no giver.
 fn exchange(
     earlier: &mut [TopicExtras],
     has: &[bool],
@@ -427,9 +444,14 @@ fn exchange(
         }
         for x in earlier.iter_mut() {
             *work = work.checked_sub(1)?;
-            let Err(at) = x.chosen.binary_search(&taker) else {
+            let Err(at) = x.chosen().binary_search(&taker) else {
                 continue;
             };
+            if x.chosen_gaining {
+                // The scan below would look at every chosen member and find no giver.
+                *work = work.checked_sub(x.gaining.len() as u64)?;
+                continue;
+            }
             let mut found = None;
             for (k, &giver) in x.chosen.iter().enumerate() {
                 *work = work.checked_sub(1)?;
@@ -486,7 +508,7 @@ fn used_gaining(topics: &[TopicExtras], n: usize) -> u64 {
         for &lm in &x.gaining {
             flag[lm as usize] = true;
         }
-        used += x.chosen.iter().filter(|&&lm| flag[lm as usize]).count() as u64;
+        used += x.chosen().iter().filter(|&&lm| flag[lm as usize]).count() as u64;
         for &lm in &x.gaining {
             flag[lm as usize] = false;
         }

@@ -2,6 +2,9 @@
 //! members that gain from its extra (more than f_t claims), and q, s of the
 //! [parent module](super).
 
+use std::ops::Deref;
+use std::rc::Rc;
+
 use super::super::components::Component;
 use super::super::problem::Problem;
 use super::greedy::sort_ids;
@@ -61,6 +64,7 @@ impl Extras {
     pub(crate) fn clear_chosen(&mut self) {
         for x in &mut self.topics {
             x.chosen.clear();
+            x.chosen_gaining = false;
         }
     }
 }
@@ -98,10 +102,22 @@ fn topic_extras_by(
     stop_at_gain: bool,
 ) -> (Vec<TopicExtras>, u32, u32) {
     let n = comp.members.len();
-    // Per topic with extras: its floor, extras and gaining members (local ids, ascending).
-    let mut topics: Vec<TopicExtras> = Vec::new();
+    // Per topic with extras: its extras and gaining members (local ids, ascending), the
+    // latter as where they lie in `all`, the lists of every topic one after another (shared
+    // once they are all known). Room for every topic up front: most topics of a join or leave
+    // have extras.
+    let mut topics: Vec<TopicExtras> = Vec::with_capacity(comp.topics.len());
+    // No topic lists more gaining members than it has owners.
+    let mut all: Vec<u32> = Vec::with_capacity(
+        comp.topics
+            .iter()
+            .map(|&t| owners[t as usize].len().min(n))
+            .sum(),
+    );
     let mut count = vec![0u32; n];
     let mut touched: Vec<u32> = Vec::new();
+    // One topic's gaining members where they must be sorted before they join `all`.
+    let mut gaining: Vec<u32> = Vec::new();
     // Marks for sorting long lists of gaining members by one scan (see `sort_ids`).
     let mut mark = vec![false; n];
     let mut total_extras = 0u64;
@@ -118,9 +134,8 @@ fn topic_extras_by(
         }
         total_extras += u64::from(extra);
         let claims = &owners[t as usize];
-        let mut gaining: Vec<u32>;
+        let start = all.len();
         if floor == 0 {
-            gaining = Vec::with_capacity(claims.len().min(n));
             // Every owner gains. After a balanced deal the owners usually come in ascending
             // member order as well as by partition, each once: then the claims list the
             // gaining members as they are (local ids ascend with member indices).
@@ -133,9 +148,10 @@ fn topic_extras_by(
                     break;
                 }
                 last = Some(lm);
-                gaining.push(lm);
+                all.push(lm);
             }
             if !ascending {
+                all.truncate(start);
                 // Each listed at its first partition, and the counts (only "seen" flags
                 // here) are reset through the gaining members, with no list of the touched.
                 gaining.clear();
@@ -154,22 +170,10 @@ fn topic_extras_by(
                 for &lm in &gaining {
                     count[lm as usize] = 0;
                 }
+                all.extend_from_slice(&gaining);
             }
-        } else {
-            gaining = Vec::new();
-            if gaining_in_runs(claims, floor, &local, checked, &mut gaining) {
-                let gains = !gaining.is_empty();
-                topics.push(TopicExtras {
-                    topic: t,
-                    extra,
-                    gaining,
-                    chosen: Vec::new(),
-                });
-                if stop_at_gain && gains {
-                    break;
-                }
-                continue;
-            }
+        } else if !gaining_in_runs(claims, floor, &local, checked, &mut all) {
+            all.truncate(start);
             for &(_, m) in claims {
                 let lm = local(m);
                 if count[lm as usize] == 0 {
@@ -177,11 +181,13 @@ fn topic_extras_by(
                 }
                 count[lm as usize] += 1;
             }
-            gaining = touched
-                .iter()
-                .copied()
-                .filter(|&lm| count[lm as usize] > floor)
-                .collect();
+            gaining.clear();
+            gaining.extend(
+                touched
+                    .iter()
+                    .copied()
+                    .filter(|&lm| count[lm as usize] > floor),
+            );
             sort_ids(&mut gaining, &mut mark);
             // Owners that do not gain must be reset too.
             #[cfg(test)]
@@ -196,30 +202,87 @@ fn topic_extras_by(
                 count[lm as usize] = 0;
             }
             touched.clear();
+            all.extend_from_slice(&gaining);
         }
-        let gains = !gaining.is_empty();
         topics.push(TopicExtras {
             topic: t,
             extra,
-            gaining,
+            gaining: Gaining {
+                all: None,
+                start,
+                end: all.len(),
+            },
             chosen: Vec::new(),
+            chosen_gaining: false,
         });
-        if stop_at_gain && gains {
+        if stop_at_gain && all.len() > start {
             break;
         }
     }
     let q = (total_extras / n as u64) as u32;
     let s = (total_extras % n as u64) as u32;
-
+    if !all.is_empty() {
+        let all: Rc<[u32]> = all.into();
+        for x in &mut topics {
+            if !x.gaining.is_empty() {
+                x.gaining.all = Some(Rc::clone(&all));
+            }
+        }
+    }
     (topics, q, s)
+}
+
+/// A topic's gaining members (local ids, ascending), read as a slice: a part of one list
+/// shared by all the topics of an [`Extras`], so that listing them allocates once rather than
+/// once per topic.
+#[derive(Clone)]
+pub(super) struct Gaining {
+    /// Every topic's gaining members, one list after another (`None` where none gains).
+    all: Option<Rc<[u32]>>,
+    /// Where this topic's begin in `all`.
+    start: usize,
+    /// Where they end.
+    end: usize,
+}
+
+impl Gaining {
+    /// How many gaining members (g_t), without reading the list.
+    pub(super) fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether none gains.
+    pub(super) fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+impl Deref for Gaining {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        match &self.all {
+            Some(all) => &all[self.start..self.end],
+            None => &[],
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Gaining {
+    type Item = &'a u32;
+    type IntoIter = std::slice::Iter<'a, u32>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 /// When the owners of `claims` (one topic's, by partition) come in runs, one per owner, of
 /// strictly ascending members (as a deal that hands each member a range leaves them; the
 /// order is not looked at unless `checked`): a member's count of the topic is the length of
 /// its one run, so this puts the local ids (`local(m)`) of the owners whose run is longer
-/// than `floor` in `gaining` (empty on entry), ascending, and returns true. Otherwise
-/// returns false and `gaining` is to be cleared.
+/// than `floor` to `gaining`, ascending, and returns true. Otherwise returns false, and what
+/// it appended is to be removed.
 fn gaining_in_runs(
     claims: &[(i32, u32)],
     floor: u32,
