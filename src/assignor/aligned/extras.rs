@@ -105,6 +105,8 @@
 //! 1,000-topic join, none on the leave. The open deal is O(P_t + claims_t) per topic. No
 //! partition × member product is built.
 
+use std::ops::Range;
+
 use super::super::flow::{Network, capacity as cap};
 use super::super::homogeneous::TopicExtras;
 use super::super::racks::search_masks;
@@ -146,34 +148,44 @@ struct Lists {
     ends: Vec<[usize; 3]>,
 }
 
-/// How the flow deals one topic with extras.
+/// How the flow deals one topic with extras. Its lists are ranges of the lists of
+/// [`Chosen`], shared by every topic: one allocation per kind instead of several per topic.
 pub(super) enum TopicChoice {
-    /// Keep-first: the members given the extra (local ids ascending); the parent's deal
-    /// places the rest.
+    /// Keep-first: the members given the extra; the parent's deal places the rest.
     KeepFirst {
         /// Topic index.
         topic: u32,
-        /// Local ids of the members given the extra, ascending.
-        chosen: Vec<u32>,
+        /// Where the local ids of the members given the extra, ascending, lie in
+        /// [`Chosen`]'s list of them.
+        chosen: Range<usize>,
     },
     /// An open topic (f_t = 0), dealt as the flow says by [`deal_open`].
     Open(OpenTopic),
 }
 
-/// The flow's deal of an open topic: who keeps a claim of which mask, and how many
-/// partitions of each mask each rack's takers receive.
+/// Where an open topic's lists lie in those of [`Chosen`] (see [`OpenView`]).
 pub(super) struct OpenTopic {
     topic: u32,
+    keeps: Range<usize>,
+    takers: Range<usize>,
+    masks: Range<usize>,
+    amount: Range<usize>,
+}
+
+/// The flow's deal of an open topic: who keeps a claim of which mask, and how many
+/// partitions of each mask each rack's takers receive.
+pub(super) struct OpenView<'a> {
+    topic: u32,
     /// (local member, mask of the claim it keeps), ascending.
-    keeps: Vec<(u32, u64)>,
+    keeps: &'a [(u32, u64)],
     /// (rack, local member) of the members taking one partition from their rack's pool,
     /// ascending, then (racks, local member) of those in no rack, taking one partition that
     /// cannot be aligned.
-    takers: Vec<(u32, u32)>,
+    takers: &'a [(u32, u32)],
     /// Masks of the groups, ascending, then 0 for the partitions that cannot be aligned.
-    masks: Vec<u64>,
+    masks: &'a [u64],
     /// Units of group g sent to rack r, at `g * racks + r`.
-    amount: Vec<u64>,
+    amount: &'a [u64],
 }
 
 impl TopicChoice {
@@ -194,6 +206,31 @@ pub(super) struct Chosen {
     /// the result is optimal without comparing with a bound (tests count both kinds).
     #[cfg_attr(not(test), allow(dead_code))]
     pub(super) exact: bool,
+    /// The lists the topics' ranges point into.
+    chosen: Vec<u32>,
+    keeps: Vec<(u32, u64)>,
+    takers: Vec<(u32, u32)>,
+    masks: Vec<u64>,
+    amount: Vec<u64>,
+}
+
+impl Chosen {
+    /// The members given the extra in a keep-first topic (`range` from its
+    /// [`TopicChoice::KeepFirst`]).
+    pub(super) fn members(&self, range: &Range<usize>) -> &[u32] {
+        &self.chosen[range.clone()]
+    }
+
+    /// The deal of the open topic `open`.
+    pub(super) fn open(&self, open: &OpenTopic) -> OpenView<'_> {
+        OpenView {
+            topic: open.topic,
+            keeps: &self.keeps[open.keeps.clone()],
+            takers: &self.takers[open.takers.clone()],
+            masks: &self.masks[open.masks.clone()],
+            amount: &self.amount[open.amount.clone()],
+        }
+    }
 }
 
 /// The flow of the module docs. Returns `None` when it has no flow of full value (some
@@ -475,63 +512,87 @@ pub(super) fn choose(
         return None;
     }
     let mut used = 0u64;
-    let mut topics = Vec::with_capacity(plans.len());
+    let mut result = Chosen {
+        topics: Vec::with_capacity(plans.len()),
+        exact: all_open,
+        chosen: Vec::with_capacity(total_extras as usize),
+        keeps: Vec::with_capacity(total_extras as usize),
+        takers: Vec::with_capacity(total_extras as usize),
+        masks: Vec::new(),
+        amount: Vec::new(),
+    };
+    if all_open {
+        let groups = lists.groups.len() + plans.len();
+        result.masks.reserve_exact(groups);
+        result.amount.reserve_exact(groups * racks);
+    }
     for (plan, e) in plans.iter().zip(&edges) {
-        let mut chosen: Vec<u32> = Vec::with_capacity(plan.extra as usize);
-        chosen.extend(
-            (0..n)
-                .filter(|&lm| net.flow(member_edges[e.member_at + lm]) > 0)
-                .map(|lm| lm as u32),
-        );
-        if chosen.len() != plan.extra as usize {
-            return None;
-        }
-        if !plan.open {
-            used += plan
-                .gaining
-                .iter()
-                .filter(|&&(lm, _)| chosen.binary_search(&lm).is_ok())
-                .count() as u64;
-            topics.push(TopicChoice::KeepFirst {
-                topic: plan.topic,
-                chosen,
-            });
-            continue;
-        }
-        let mut keeps: Vec<(u32, u64)> = Vec::with_capacity(chosen.len());
-        keeps.extend(
-            e.keep
-                .iter()
-                .filter(|&&(_, _, id)| net.flow(id) > 0)
-                .map(|&(lm, mask, _)| (lm, mask)),
-        );
-        used += keeps.len() as u64;
-        // `keeps` is ascending by member, one keep per member at most.
-        let mut takers: Vec<(u32, u32)> =
-            Vec::with_capacity(chosen.len().saturating_sub(keeps.len()));
-        takers.extend(
-            chosen
-                .iter()
-                .filter(|&&lm| keeps.binary_search_by_key(&lm, |k| k.0).is_err())
-                .map(|&lm| match fit.member_bit[lm as usize] {
-                    0 => (racks as u32, lm),
-                    bit => (bit.trailing_zeros(), lm),
-                }),
-        );
-        takers.sort_unstable();
-        let mut masks: Vec<u64> = Vec::with_capacity(plan.groups.len() + 1);
-        masks.extend(plan.groups.iter().map(|g| g.0));
-        masks.push(0);
-        let mut amount = vec![0u64; masks.len() * racks];
-        for &(g, r, id) in e.to_rack {
-            amount[g * racks + r] = net.flow(id) as u64;
-        }
-        topics.push(TopicChoice::Open(OpenTopic {
-            topic: plan.topic,
+        let Chosen {
+            topics,
+            chosen,
             keeps,
             takers,
             masks,
             amount,
+            ..
+        } = &mut result;
+        let at = chosen.len();
+        for lm in 0..n {
+            if net.flow(member_edges[e.member_at + lm]) > 0 {
+                chosen.push(lm as u32);
+            }
+        }
+        if chosen.len() - at != plan.extra as usize {
+            return None;
+        }
+        if !plan.open {
+            let members = &chosen[at..];
+            used += plan
+                .gaining
+                .iter()
+                .filter(|&&(lm, _)| members.binary_search(&lm).is_ok())
+                .count() as u64;
+            topics.push(TopicChoice::KeepFirst {
+                topic: plan.topic,
+                chosen: at..chosen.len(),
+            });
+            continue;
+        }
+        let keeps_at = keeps.len();
+        for &(lm, mask, id) in e.keep {
+            if net.flow(id) > 0 {
+                keeps.push((lm, mask));
+            }
+        }
+        let topic_keeps = &keeps[keeps_at..];
+        used += topic_keeps.len() as u64;
+        // `topic_keeps` is ascending by member, one keep per member at most.
+        let takers_at = takers.len();
+        for &lm in &chosen[at..] {
+            if topic_keeps.binary_search_by_key(&lm, |k| k.0).is_err() {
+                takers.push(match fit.member_bit[lm as usize] {
+                    0 => (racks as u32, lm),
+                    bit => (bit.trailing_zeros(), lm),
+                });
+            }
+        }
+        takers[takers_at..].sort_unstable();
+        // An open topic's chosen members are read through its keeps and takers.
+        chosen.truncate(at);
+        let masks_at = masks.len();
+        masks.extend(plan.groups.iter().map(|g| g.0));
+        masks.push(0);
+        let amount_at = amount.len();
+        amount.resize(amount_at + (masks.len() - masks_at) * racks, 0);
+        for &(g, r, id) in e.to_rack {
+            amount[amount_at + g * racks + r] = net.flow(id) as u64;
+        }
+        topics.push(TopicChoice::Open(OpenTopic {
+            topic: plan.topic,
+            keeps: keeps_at..keeps.len(),
+            takers: takers_at..takers.len(),
+            masks: masks_at..masks.len(),
+            amount: amount_at..amount.len(),
         }));
     }
     #[cfg(test)]
@@ -539,10 +600,7 @@ pub(super) fn choose(
     if !all_open && used < bound && !keep_first_trusted {
         return None;
     }
-    Some(Chosen {
-        topics,
-        exact: all_open,
-    })
+    Some(result)
 }
 
 /// The edges of one topic that the result is read from.
