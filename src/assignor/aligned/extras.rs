@@ -105,15 +105,16 @@
 //! 1,000-topic join, none on the leave. The open deal is O(P_t + claims_t) per topic. No
 //! partition × member product is built.
 
-use std::ops::Range;
-
 use super::super::flow::{Network, capacity as cap};
 use super::super::homogeneous::TopicExtras;
 use super::super::racks::search_masks;
 use super::fit::{Fit, TopicState};
 
+mod chosen;
 mod deal;
 mod warm;
+
+pub(super) use chosen::{Chosen, OpenTopic, TopicChoice};
 
 pub(super) use deal::{OpenBuffers, deal_open};
 
@@ -146,91 +147,6 @@ struct Lists {
     keep_masks: Vec<(u32, u64)>,
     /// Per plan: the ends of its groups, gaining and keep_masks.
     ends: Vec<[usize; 3]>,
-}
-
-/// How the flow deals one topic with extras. Its lists are ranges of the lists of
-/// [`Chosen`], shared by every topic: one allocation per kind instead of several per topic.
-pub(super) enum TopicChoice {
-    /// Keep-first: the members given the extra; the parent's deal places the rest.
-    KeepFirst {
-        /// Topic index.
-        topic: u32,
-        /// Where the local ids of the members given the extra, ascending, lie in
-        /// [`Chosen`]'s list of them.
-        chosen: Range<usize>,
-    },
-    /// An open topic (f_t = 0), dealt as the flow says by [`deal_open`].
-    Open(OpenTopic),
-}
-
-/// Where an open topic's lists lie in those of [`Chosen`] (see [`OpenView`]).
-pub(super) struct OpenTopic {
-    topic: u32,
-    keeps: Range<usize>,
-    takers: Range<usize>,
-    masks: Range<usize>,
-    amount: Range<usize>,
-}
-
-/// The flow's deal of an open topic: who keeps a claim of which mask, and how many
-/// partitions of each mask each rack's takers receive.
-pub(super) struct OpenView<'a> {
-    topic: u32,
-    /// (local member, mask of the claim it keeps), ascending.
-    keeps: &'a [(u32, u64)],
-    /// (rack, local member) of the members taking one partition from their rack's pool,
-    /// ascending, then (racks, local member) of those in no rack, taking one partition that
-    /// cannot be aligned.
-    takers: &'a [(u32, u32)],
-    /// Masks of the groups, ascending, then 0 for the partitions that cannot be aligned.
-    masks: &'a [u64],
-    /// Units of group g sent to rack r, at `g * racks + r`.
-    amount: &'a [u64],
-}
-
-impl TopicChoice {
-    /// The topic dealt.
-    pub(super) fn topic(&self) -> u32 {
-        match self {
-            TopicChoice::KeepFirst { topic, .. } => *topic,
-            TopicChoice::Open(open) => open.topic,
-        }
-    }
-}
-
-/// The result of [`choose`].
-pub(super) struct Chosen {
-    /// One entry per topic with r_t > 0, in `comp.topics` order.
-    pub(super) topics: Vec<TopicChoice>,
-    /// Whether the network was exact (every topic open, every member in a rack), so that
-    /// the result is optimal without comparing with a bound (tests count both kinds).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(super) exact: bool,
-    /// The lists the topics' ranges point into.
-    chosen: Vec<u32>,
-    keeps: Vec<(u32, u64)>,
-    takers: Vec<(u32, u32)>,
-    masks: Vec<u64>,
-    amount: Vec<u64>,
-}
-
-impl Chosen {
-    /// The members given the extra in a keep-first topic (`range` from its
-    /// [`TopicChoice::KeepFirst`]).
-    pub(super) fn members(&self, range: &Range<usize>) -> &[u32] {
-        &self.chosen[range.clone()]
-    }
-
-    /// The deal of the open topic `open`.
-    pub(super) fn open(&self, open: &OpenTopic) -> OpenView<'_> {
-        OpenView {
-            topic: open.topic,
-            keeps: &self.keeps[open.keeps.clone()],
-            takers: &self.takers[open.takers.clone()],
-            masks: &self.masks[open.masks.clone()],
-            amount: &self.amount[open.amount.clone()],
-        }
-    }
 }
 
 /// The flow of the module docs. Returns `None` when it has no flow of full value (some

@@ -4,7 +4,7 @@
 use super::super::super::components::{Component, LocalIndex};
 use super::super::super::racks::search_masks;
 use super::super::transport::rack_share;
-use super::OpenView;
+use super::chosen::OpenView;
 
 /// Deals an open topic `t` as [`choose`](super::choose)'s flow says, appending to `lists`: each keeper
 /// keeps its lowest keepable claim of the mask the flow chose; the rest by mask ascending;
