@@ -137,6 +137,8 @@ struct Plan<'a> {
     gaining: &'a [(u32, u64)],
     /// Open topics: (local member, mask) of every keepable claim, deduplicated, ascending.
     keep_masks: &'a [(u32, u64)],
+    /// Open topics: how many members `keep_masks` names (the topic's pair nodes).
+    pairs: usize,
 }
 
 /// The lists of every [`Plan`], topic after topic, and where each topic's lists end.
@@ -200,6 +202,8 @@ pub(super) fn choose(
         }
         let open = state.floor == 0 && !keep_first_trusted;
         all_open &= open;
+        // Open topics: the members with keepable claims (pair nodes).
+        let mut pairs = 0;
         if open {
             let masks = &fit.masks[fit.mask_start[i]..fit.mask_start[i] + count];
             let from = lists.keep_masks.len();
@@ -210,7 +214,8 @@ pub(super) fn choose(
             );
             let keep_masks = &mut lists.keep_masks[from..];
             keep_masks.sort_unstable();
-            let kept = dedup(keep_masks);
+            let kept;
+            (kept, pairs) = dedup(keep_masks);
             lists.keep_masks.truncate(from + kept);
         } else {
             lists.gaining.extend(
@@ -241,6 +246,7 @@ pub(super) fn choose(
             room_free: state.room_free_base,
             gaining: &[],
             keep_masks: &[],
+            pairs,
         });
     }
     let mut from = [0usize; 3];
@@ -263,7 +269,7 @@ pub(super) fn choose(
     let mut edge_count = 2 * n + 1;
     for plan in &plans {
         blocks.push(next);
-        let pairs = distinct_members(plan.keep_masks);
+        let pairs = plan.pairs;
         next += (plan.groups.len() + 1 + racks + pairs) as u32;
         edge_count +=
             (plan.groups.len() + 1) * (racks + 1) + racks + 1 + n + pairs + plan.keep_masks.len();
@@ -453,8 +459,11 @@ pub(super) fn choose(
             ..
         } = &mut result;
         let at = chosen.len();
-        for lm in 0..n {
-            if net.flow(member_edges[e.member_at + lm]) > 0 {
+        for (lm, &id) in member_edges[e.member_at..e.member_at + n]
+            .iter()
+            .enumerate()
+        {
+            if net.flow(id) > 0 {
                 chosen.push(lm as u32);
             }
         }
@@ -482,10 +491,13 @@ pub(super) fn choose(
         }
         let topic_keeps = &keeps[keeps_at..];
         used += topic_keeps.len() as u64;
-        // `topic_keeps` is ascending by member, one keep per member at most.
+        // `topic_keeps` is ascending by member, one keep per member at most, and so is
+        // `chosen`: one walk along both finds the chosen members that keep nothing.
         let takers_at = takers.len();
+        let mut keepers = topic_keeps.iter().map(|k| k.0).peekable();
         for &lm in &chosen[at..] {
-            if topic_keeps.binary_search_by_key(&lm, |k| k.0).is_err() {
+            while keepers.next_if(|&keeper| keeper < lm).is_some() {}
+            if keepers.peek() != Some(&lm) {
                 takers.push(match fit.member_bit[lm as usize] {
                     0 => (racks as u32, lm),
                     bit => (bit.trailing_zeros(), lm),
@@ -534,23 +546,16 @@ struct TopicEdges<'a> {
 }
 
 /// Moves the distinct entries of the sorted `list` to its front, in order; returns how many
-/// there are.
-fn dedup(list: &mut [(u32, u64)]) -> usize {
-    let mut kept = 0;
+/// there are and how many distinct members (first fields) they name.
+fn dedup(list: &mut [(u32, u64)]) -> (usize, usize) {
+    let (mut kept, mut members) = (0, 0);
     for i in 0..list.len() {
-        if kept == 0 || list[kept - 1] != list[i] {
-            list[kept] = list[i];
+        let entry = list[i];
+        if kept == 0 || list[kept - 1] != entry {
+            members += usize::from(kept == 0 || list[kept - 1].0 != entry.0);
+            list[kept] = entry;
             kept += 1;
         }
     }
-    kept
-}
-
-/// How many distinct members `keep_masks` (ascending by member) names.
-fn distinct_members(keep_masks: &[(u32, u64)]) -> usize {
-    keep_masks
-        .iter()
-        .enumerate()
-        .filter(|&(i, x)| i == 0 || keep_masks[i - 1].0 != x.0)
-        .count()
+    (kept, members)
 }
