@@ -100,7 +100,7 @@
 //! built.
 
 use super::super::flow::{Network, capacity as cap};
-use super::super::racks::{mask_groups, search_masks};
+use super::super::racks::{insert_small, mask_groups, search_masks};
 use super::super::warm::warm_wanted;
 use super::Context;
 use super::transport::{left_over_into, rack_share};
@@ -231,7 +231,7 @@ pub(super) fn assign(
                 let mask = masks[keepable[i].0 as usize];
                 match search_masks(&claims[first..], mask, |c| c.1) {
                     Ok(j) => claims[first + j].2 += 1,
-                    Err(j) => claims.insert(first + j, (lm as u32, mask, 1)),
+                    Err(j) => insert_small(&mut claims, first + j, (lm as u32, mask, 1)),
                 }
             }
             for &i in bucket {
