@@ -458,16 +458,23 @@ pub(super) fn choose(
             amount,
             ..
         } = &mut result;
+        // A flow of full value saturates every edge into the sink, the base rooms' too, so
+        // exactly r_t of the topic's member edges carry a unit: the search stops at the
+        // r_t-th (fewer means the counts do not add up, which conservation rules out).
         let at = chosen.len();
+        let extra = plan.extra as usize;
         for (lm, &id) in member_edges[e.member_at..e.member_at + n]
             .iter()
             .enumerate()
         {
+            if chosen.len() - at == extra {
+                break;
+            }
             if net.flow(id) > 0 {
                 chosen.push(lm as u32);
             }
         }
-        if chosen.len() - at != plan.extra as usize {
+        if chosen.len() - at != extra {
             return None;
         }
         if !plan.open {
