@@ -309,21 +309,28 @@ pub(crate) fn assign_as(
     // cell gains, found at the first topic that has one, the extras are not built at all.
     let floors_first = final_refusal && !all_open && n < FLOORS_FIRST_MAX_MEMBERS;
     let first_ignores_keeps = variant == Variant::FloorsFirstIgnoreKeeps;
-    let mut pending = if floors_first && n >= homogeneous::DIRECT_MIN_MEMBERS {
+    // Where the placement keeping every claim failed, it found a keepable claim (it is not
+    // tried without one), in an open topic: a gaining cell, so the quick choice below does
+    // not apply, and the greedy is not run either. The extras are not built then.
+    let mut pending = if skip_greedy {
+        None
+    } else if floors_first && n >= homogeneous::DIRECT_MIN_MEMBERS {
         match homogeneous::Extras::unless_gain(problem, comp, &keepable) {
-            Some(extras) => extras,
+            Some(extras) => Some(extras),
             None => {
                 return floors::assign(&ctx, &member_bit, lists, first_ignores_keeps)
                     .then_some(Route::Flow);
             }
         }
     } else {
-        homogeneous::Extras::new(problem, comp, &keepable)
+        Some(homogeneous::Extras::new(problem, comp, &keepable))
     };
     // The cheap choice first: when it exists it uses the most gaining cells of any
     // balance-optimal choice, so the deal's check is all the certificate still needs.
-    if variant != Variant::NoTransportCheck {
-        match quick_extras(pending, n, variant) {
+    if variant != Variant::NoTransportCheck
+        && let Some(extras) = pending.take()
+    {
+        match quick_extras(extras, n, variant) {
             Ok((mut quick, route)) => {
                 let chosen_by_topic = quick
                     .topics()
@@ -335,9 +342,9 @@ pub(crate) fn assign_as(
                     return Some(route);
                 }
                 quick.clear_chosen();
-                pending = quick;
+                pending = Some(quick);
             }
-            Err(untouched) => pending = untouched,
+            Err(untouched) => pending = Some(untouched),
         }
     }
     // A first assignment whose rotation did not fit: the placement steered by rack quotas
@@ -366,10 +373,11 @@ pub(crate) fn assign_as(
         variant != Variant::NoTransportCheck,
     );
     fit.final_refusal = final_refusal;
-    let (extras, route) = if skip_greedy {
-        (Vec::new(), Route::Flow)
-    } else {
-        homogeneous::choose_from(pending, n, Choice::Repaired(&mut fit))
+    let (extras, route) = match pending {
+        Some(pending) if !skip_greedy => {
+            homogeneous::choose_from(pending, n, Choice::Repaired(&mut fit))
+        }
+        _ => (Vec::new(), Route::Flow),
     };
     let chosen_by_topic = extras.iter().map(|x| (x.topic, x.chosen.as_slice()));
     if !skip_greedy && !fit.gave_up() && deal.all(&ctx, chosen_by_topic, lists) {

@@ -84,7 +84,7 @@ impl Deal {
             let masks = ctx.topic_masks(i, t);
             let placed = match by_topic.next_if(|x| x.topic() == t) {
                 Some(TopicChoice::Open(open)) => extras::deal_open(
-                    open,
+                    &chosen.open(open),
                     ctx.comp,
                     ctx.index,
                     masks,
@@ -93,9 +93,9 @@ impl Deal {
                     lists,
                     &mut self.open,
                 ),
-                Some(TopicChoice::KeepFirst { chosen, .. }) => {
-                    self.topic(ctx, t, masks, chosen, lists)
-                }
+                Some(TopicChoice::KeepFirst {
+                    chosen: members, ..
+                }) => self.topic(ctx, t, masks, chosen.members(members), lists),
                 None => self.topic(ctx, t, masks, &[], lists),
             };
             if !placed {

@@ -110,8 +110,11 @@ use super::super::homogeneous::TopicExtras;
 use super::super::racks::search_masks;
 use super::fit::{Fit, TopicState};
 
+mod chosen;
 mod deal;
 mod warm;
+
+pub(super) use chosen::{Chosen, OpenTopic, TopicChoice};
 
 pub(super) use deal::{OpenBuffers, deal_open};
 
@@ -134,6 +137,8 @@ struct Plan<'a> {
     gaining: &'a [(u32, u64)],
     /// Open topics: (local member, mask) of every keepable claim, deduplicated, ascending.
     keep_masks: &'a [(u32, u64)],
+    /// Open topics: how many members `keep_masks` names (the topic's pair nodes).
+    pairs: usize,
 }
 
 /// The lists of every [`Plan`], topic after topic, and where each topic's lists end.
@@ -144,56 +149,6 @@ struct Lists {
     keep_masks: Vec<(u32, u64)>,
     /// Per plan: the ends of its groups, gaining and keep_masks.
     ends: Vec<[usize; 3]>,
-}
-
-/// How the flow deals one topic with extras.
-pub(super) enum TopicChoice {
-    /// Keep-first: the members given the extra (local ids ascending); the parent's deal
-    /// places the rest.
-    KeepFirst {
-        /// Topic index.
-        topic: u32,
-        /// Local ids of the members given the extra, ascending.
-        chosen: Vec<u32>,
-    },
-    /// An open topic (f_t = 0), dealt as the flow says by [`deal_open`].
-    Open(OpenTopic),
-}
-
-/// The flow's deal of an open topic: who keeps a claim of which mask, and how many
-/// partitions of each mask each rack's takers receive.
-pub(super) struct OpenTopic {
-    topic: u32,
-    /// (local member, mask of the claim it keeps), ascending.
-    keeps: Vec<(u32, u64)>,
-    /// (rack, local member) of the members taking one partition from their rack's pool,
-    /// ascending, then (racks, local member) of those in no rack, taking one partition that
-    /// cannot be aligned.
-    takers: Vec<(u32, u32)>,
-    /// Masks of the groups, ascending, then 0 for the partitions that cannot be aligned.
-    masks: Vec<u64>,
-    /// Units of group g sent to rack r, at `g * racks + r`.
-    amount: Vec<u64>,
-}
-
-impl TopicChoice {
-    /// The topic dealt.
-    pub(super) fn topic(&self) -> u32 {
-        match self {
-            TopicChoice::KeepFirst { topic, .. } => *topic,
-            TopicChoice::Open(open) => open.topic,
-        }
-    }
-}
-
-/// The result of [`choose`].
-pub(super) struct Chosen {
-    /// One entry per topic with r_t > 0, in `comp.topics` order.
-    pub(super) topics: Vec<TopicChoice>,
-    /// Whether the network was exact (every topic open, every member in a rack), so that
-    /// the result is optimal without comparing with a bound (tests count both kinds).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(super) exact: bool,
 }
 
 /// The flow of the module docs. Returns `None` when it has no flow of full value (some
@@ -247,6 +202,8 @@ pub(super) fn choose(
         }
         let open = state.floor == 0 && !keep_first_trusted;
         all_open &= open;
+        // Open topics: the members with keepable claims (pair nodes).
+        let mut pairs = 0;
         if open {
             let masks = &fit.masks[fit.mask_start[i]..fit.mask_start[i] + count];
             let from = lists.keep_masks.len();
@@ -257,7 +214,8 @@ pub(super) fn choose(
             );
             let keep_masks = &mut lists.keep_masks[from..];
             keep_masks.sort_unstable();
-            let kept = dedup(keep_masks);
+            let kept;
+            (kept, pairs) = dedup(keep_masks);
             lists.keep_masks.truncate(from + kept);
         } else {
             lists.gaining.extend(
@@ -288,6 +246,7 @@ pub(super) fn choose(
             room_free: state.room_free_base,
             gaining: &[],
             keep_masks: &[],
+            pairs,
         });
     }
     let mut from = [0usize; 3];
@@ -310,7 +269,7 @@ pub(super) fn choose(
     let mut edge_count = 2 * n + 1;
     for plan in &plans {
         blocks.push(next);
-        let pairs = distinct_members(plan.keep_masks);
+        let pairs = plan.pairs;
         next += (plan.groups.len() + 1 + racks + pairs) as u32;
         edge_count +=
             (plan.groups.len() + 1) * (racks + 1) + racks + 1 + n + pairs + plan.keep_masks.len();
@@ -475,63 +434,100 @@ pub(super) fn choose(
         return None;
     }
     let mut used = 0u64;
-    let mut topics = Vec::with_capacity(plans.len());
+    let mut result = Chosen {
+        topics: Vec::with_capacity(plans.len()),
+        exact: all_open,
+        chosen: Vec::with_capacity(total_extras as usize),
+        keeps: Vec::with_capacity(total_extras as usize),
+        takers: Vec::with_capacity(total_extras as usize),
+        masks: Vec::new(),
+        amount: Vec::new(),
+    };
+    if all_open {
+        let groups = lists.groups.len() + plans.len();
+        result.masks.reserve_exact(groups);
+        result.amount.reserve_exact(groups * racks);
+    }
     for (plan, e) in plans.iter().zip(&edges) {
-        let mut chosen: Vec<u32> = Vec::with_capacity(plan.extra as usize);
-        chosen.extend(
-            (0..n)
-                .filter(|&lm| net.flow(member_edges[e.member_at + lm]) > 0)
-                .map(|lm| lm as u32),
-        );
-        if chosen.len() != plan.extra as usize {
-            return None;
-        }
-        if !plan.open {
-            used += plan
-                .gaining
-                .iter()
-                .filter(|&&(lm, _)| chosen.binary_search(&lm).is_ok())
-                .count() as u64;
-            topics.push(TopicChoice::KeepFirst {
-                topic: plan.topic,
-                chosen,
-            });
-            continue;
-        }
-        let mut keeps: Vec<(u32, u64)> = Vec::with_capacity(chosen.len());
-        keeps.extend(
-            e.keep
-                .iter()
-                .filter(|&&(_, _, id)| net.flow(id) > 0)
-                .map(|&(lm, mask, _)| (lm, mask)),
-        );
-        used += keeps.len() as u64;
-        // `keeps` is ascending by member, one keep per member at most.
-        let mut takers: Vec<(u32, u32)> =
-            Vec::with_capacity(chosen.len().saturating_sub(keeps.len()));
-        takers.extend(
-            chosen
-                .iter()
-                .filter(|&&lm| keeps.binary_search_by_key(&lm, |k| k.0).is_err())
-                .map(|&lm| match fit.member_bit[lm as usize] {
-                    0 => (racks as u32, lm),
-                    bit => (bit.trailing_zeros(), lm),
-                }),
-        );
-        takers.sort_unstable();
-        let mut masks: Vec<u64> = Vec::with_capacity(plan.groups.len() + 1);
-        masks.extend(plan.groups.iter().map(|g| g.0));
-        masks.push(0);
-        let mut amount = vec![0u64; masks.len() * racks];
-        for &(g, r, id) in e.to_rack {
-            amount[g * racks + r] = net.flow(id) as u64;
-        }
-        topics.push(TopicChoice::Open(OpenTopic {
-            topic: plan.topic,
+        let Chosen {
+            topics,
+            chosen,
             keeps,
             takers,
             masks,
             amount,
+            ..
+        } = &mut result;
+        // A flow of full value saturates every edge into the sink, the base rooms' too, so
+        // exactly r_t of the topic's member edges carry a unit: the search stops at the
+        // r_t-th (fewer means the counts do not add up, which conservation rules out).
+        let at = chosen.len();
+        let extra = plan.extra as usize;
+        for (lm, &id) in member_edges[e.member_at..e.member_at + n]
+            .iter()
+            .enumerate()
+        {
+            if chosen.len() - at == extra {
+                break;
+            }
+            if net.flow(id) > 0 {
+                chosen.push(lm as u32);
+            }
+        }
+        if chosen.len() - at != extra {
+            return None;
+        }
+        if !plan.open {
+            let members = &chosen[at..];
+            used += plan
+                .gaining
+                .iter()
+                .filter(|&&(lm, _)| members.binary_search(&lm).is_ok())
+                .count() as u64;
+            topics.push(TopicChoice::KeepFirst {
+                topic: plan.topic,
+                chosen: at..chosen.len(),
+            });
+            continue;
+        }
+        let keeps_at = keeps.len();
+        for &(lm, mask, id) in e.keep {
+            if net.flow(id) > 0 {
+                keeps.push((lm, mask));
+            }
+        }
+        let topic_keeps = &keeps[keeps_at..];
+        used += topic_keeps.len() as u64;
+        // `topic_keeps` is ascending by member, one keep per member at most, and so is
+        // `chosen`: one walk along both finds the chosen members that keep nothing.
+        let takers_at = takers.len();
+        let mut keepers = topic_keeps.iter().map(|k| k.0).peekable();
+        for &lm in &chosen[at..] {
+            while keepers.next_if(|&keeper| keeper < lm).is_some() {}
+            if keepers.peek() != Some(&lm) {
+                takers.push(match fit.member_bit[lm as usize] {
+                    0 => (racks as u32, lm),
+                    bit => (bit.trailing_zeros(), lm),
+                });
+            }
+        }
+        takers[takers_at..].sort_unstable();
+        // An open topic's chosen members are read through its keeps and takers.
+        chosen.truncate(at);
+        let masks_at = masks.len();
+        masks.extend(plan.groups.iter().map(|g| g.0));
+        masks.push(0);
+        let amount_at = amount.len();
+        amount.resize(amount_at + (masks.len() - masks_at) * racks, 0);
+        for &(g, r, id) in e.to_rack {
+            amount[amount_at + g * racks + r] = net.flow(id) as u64;
+        }
+        topics.push(TopicChoice::Open(OpenTopic {
+            topic: plan.topic,
+            keeps: keeps_at..keeps.len(),
+            takers: takers_at..takers.len(),
+            masks: masks_at..masks.len(),
+            amount: amount_at..amount.len(),
         }));
     }
     #[cfg(test)]
@@ -539,10 +535,7 @@ pub(super) fn choose(
     if !all_open && used < bound && !keep_first_trusted {
         return None;
     }
-    Some(Chosen {
-        topics,
-        exact: all_open,
-    })
+    Some(result)
 }
 
 /// The edges of one topic that the result is read from.
@@ -560,23 +553,16 @@ struct TopicEdges<'a> {
 }
 
 /// Moves the distinct entries of the sorted `list` to its front, in order; returns how many
-/// there are.
-fn dedup(list: &mut [(u32, u64)]) -> usize {
-    let mut kept = 0;
+/// there are and how many distinct members (first fields) they name.
+fn dedup(list: &mut [(u32, u64)]) -> (usize, usize) {
+    let (mut kept, mut members) = (0, 0);
     for i in 0..list.len() {
-        if kept == 0 || list[kept - 1] != list[i] {
-            list[kept] = list[i];
+        let entry = list[i];
+        if kept == 0 || list[kept - 1] != entry {
+            members += usize::from(kept == 0 || list[kept - 1].0 != entry.0);
+            list[kept] = entry;
             kept += 1;
         }
     }
-    kept
-}
-
-/// How many distinct members `keep_masks` (ascending by member) names.
-fn distinct_members(keep_masks: &[(u32, u64)]) -> usize {
-    keep_masks
-        .iter()
-        .enumerate()
-        .filter(|&(i, x)| i == 0 || keep_masks[i - 1].0 != x.0)
-        .count()
+    (kept, members)
 }

@@ -22,7 +22,7 @@
 use super::super::components::{Component, LocalIndex};
 use super::super::homogeneous::{Repair, TopicExtras};
 use super::super::problem::Problem;
-use super::super::racks::search_masks;
+use super::super::racks::{insert_small, search_masks};
 use super::transport::Transport;
 
 /// The most exchanges tried for one topic before refusing.
@@ -287,8 +287,8 @@ impl<'a, 'p> Fit<'a, 'p> {
                 match search_masks(&state.group_masks, mask, |&m| m) {
                     Ok(g) => state.group_base[g] += 1,
                     Err(g) => {
-                        state.group_masks.insert(g, mask);
-                        state.group_base.insert(g, 1);
+                        insert_small(&mut state.group_masks, g, mask);
+                        insert_small(&mut state.group_base, g, 1);
                     }
                 }
             }

@@ -100,10 +100,10 @@
 //! built.
 
 use super::super::flow::{Network, capacity as cap};
-use super::super::racks::{mask_groups, search_masks};
+use super::super::racks::{insert_small, mask_groups, search_masks};
 use super::super::warm::warm_wanted;
 use super::Context;
-use super::transport::{left_over_by_group, rack_share};
+use super::transport::{left_over_into, rack_share};
 
 pub(super) mod preset;
 
@@ -231,7 +231,7 @@ pub(super) fn assign(
                 let mask = masks[keepable[i].0 as usize];
                 match search_masks(&claims[first..], mask, |c| c.1) {
                     Ok(j) => claims[first + j].2 += 1,
-                    Err(j) => claims.insert(first + j, (lm as u32, mask, 1)),
+                    Err(j) => insert_small(&mut claims, first + j, (lm as u32, mask, 1)),
                 }
             }
             for &i in bucket {
@@ -468,6 +468,8 @@ struct DealBuffers {
     taken: Vec<bool>,
     next: Vec<usize>,
     bucket: Vec<i32>,
+    /// The partitions not kept, by group (see [`left_over_into`]).
+    groups: Vec<Vec<i32>>,
 }
 
 /// Deals one solved topic as the tie rule of the module docs says, using up `plan.kept`;
@@ -485,6 +487,7 @@ fn deal(
         taken,
         next,
         bucket,
+        groups,
     } = buffers;
     taken.clear();
     taken.resize(masks.len(), false);
@@ -502,13 +505,13 @@ fn deal(
         return false;
     }
     let k = plan.groups.len();
-    let Some(groups) = left_over_by_group(masks, taken, &plan.groups) else {
+    if !left_over_into(masks, taken, &plan.groups, groups) {
         return false;
-    };
+    }
     next.clear();
     next.resize(k + 1, 0);
     for (r, members) in ctx.rack_members.iter().enumerate() {
-        if !rack_share(&groups, &plan.amount, racks, r, next, bucket) {
+        if !rack_share(groups, &plan.amount, racks, r, next, bucket) {
             return false;
         }
         let mut from = bucket.iter();
@@ -525,7 +528,9 @@ fn deal(
             return false;
         }
     }
-    next.iter().zip(&groups).all(|(&used, g)| used == g.len())
+    next.iter()
+        .zip(groups.iter())
+        .all(|(&used, g)| used == g.len())
 }
 
 /// How many distinct members `claims` (ascending by member) names.

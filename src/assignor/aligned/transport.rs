@@ -240,8 +240,24 @@ pub(crate) fn left_over_by_group(
     taken: &[bool],
     groups: &[(u64, u64)],
 ) -> Option<Vec<Vec<i32>>> {
+    let mut lists = Vec::new();
+    left_over_into(masks, taken, groups, &mut lists).then_some(lists)
+}
+
+/// [`left_over_by_group`] into `lists` (its first `groups.len() + 1` lists; longer lists are
+/// cut back), reusing their memory from topic to topic; `false` where that gives `None`.
+pub(crate) fn left_over_into(
+    masks: &[u64],
+    taken: &[bool],
+    groups: &[(u64, u64)],
+    lists: &mut Vec<Vec<i32>>,
+) -> bool {
     let k = groups.len();
-    let mut lists: Vec<Vec<i32>> = vec![Vec::new(); k + 1];
+    lists.truncate(k + 1);
+    for list in lists.iter_mut() {
+        list.clear();
+    }
+    lists.resize_with(k + 1, Vec::new);
     for (p, &mask) in masks.iter().enumerate() {
         if taken[p] {
             continue;
@@ -249,11 +265,14 @@ pub(crate) fn left_over_by_group(
         let g = if mask == 0 {
             k
         } else {
-            groups.binary_search_by_key(&mask, |g| g.0).ok()?
+            match groups.binary_search_by_key(&mask, |g| g.0) {
+                Ok(g) => g,
+                Err(_) => return false,
+            }
         };
         lists[g].push(p as i32);
     }
-    Some(lists)
+    true
 }
 
 /// Rack `r`'s partitions, ascending, into `bucket`, from a solved transport's amounts (group
@@ -269,15 +288,24 @@ pub(crate) fn rack_share(
     bucket: &mut Vec<i32>,
 ) -> bool {
     bucket.clear();
+    // Each group's slice is ascending, so a bucket filled from one group is too. A group
+    // sending nothing is skipped: `next[g]` never passes its length (each step is checked).
+    let mut slices = 0;
     for (g, group) in groups.iter().enumerate() {
         let units = amount[g * racks + r] as usize;
+        if units == 0 {
+            continue;
+        }
         let Some(slice) = group.get(next[g]..next[g] + units) else {
             return false;
         };
         bucket.extend_from_slice(slice);
         next[g] += units;
+        slices += 1;
     }
-    bucket.sort_unstable();
+    if slices > 1 {
+        bucket.sort_unstable();
+    }
     true
 }
 

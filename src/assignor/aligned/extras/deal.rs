@@ -4,7 +4,7 @@
 use super::super::super::components::{Component, LocalIndex};
 use super::super::super::racks::search_masks;
 use super::super::transport::rack_share;
-use super::OpenTopic;
+use super::chosen::OpenView;
 
 /// Deals an open topic `t` as [`choose`](super::choose)'s flow says, appending to `lists`: each keeper
 /// keeps its lowest keepable claim of the mask the flow chose; the rest by mask ascending;
@@ -14,7 +14,7 @@ use super::OpenTopic;
 /// add up, which the flow's conservation rules out.
 #[allow(clippy::too_many_arguments)]
 pub(in super::super) fn deal_open(
-    open: &OpenTopic,
+    open: &OpenView<'_>,
     comp: &Component,
     index: &LocalIndex,
     masks: &[u64],
@@ -34,7 +34,8 @@ pub(in super::super) fn deal_open(
     } = buffers;
     taken.clear();
     taken.resize(masks.len(), false);
-    want.clone_from(&open.keeps);
+    want.clear();
+    want.extend_from_slice(open.keeps);
     // Per local member: its entry in `want` (`open.keeps` has one per member at most, by
     // member ascending, so this is where a search of `want` by member finds it).
     keeper.resize(comp.members.len(), NO_KEEP);
@@ -87,7 +88,7 @@ pub(in super::super) fn deal_open(
         let takers = &open.takers[from..];
         let takers = &takers[..takers.partition_point(|x| x.0 as usize == r)];
         from += takers.len();
-        if !rack_share(groups, &open.amount, racks, r, next, bucket) || bucket.len() != takers.len()
+        if !rack_share(groups, open.amount, racks, r, next, bucket) || bucket.len() != takers.len()
         {
             return false;
         }
