@@ -82,6 +82,7 @@ impl Cells {
     /// [`Cells::list_by_position`] with `owned` (per local member, cleared here) holding the
     /// claims of each of `subs` instead, read in one pass over them; with `flag`, the
     /// topic's flags are built in that pass too.
+    #[inline(always)]
     pub fn list_by_pass(
         &mut self,
         subs: &[u32],
@@ -91,22 +92,31 @@ impl Cells {
         heavy: &mut [i64],
         flag: bool,
     ) {
-        let first = self.at.len();
-        let mut flags = vec![false; if flag { subs.len() } else { 0 }];
-        for (i, (&lm, k)) in subs.iter().zip(count.iter_mut()).enumerate() {
-            if std::mem::take(&mut owned[lm as usize]) > f {
-                self.at.push(i as u32);
-                *k += 1;
-                heavy[lm as usize] += 1;
-                if let Some(flag) = flags.get_mut(i) {
+        let (first, at) = (self.at.len(), &mut self.at);
+        let lt = self.width.len();
+        if flag {
+            let mut flags = vec![false; subs.len()];
+            let cells = flags.iter_mut().zip(subs).zip(count.iter_mut());
+            for (i, ((flag, &lm), k)) in cells.enumerate() {
+                if std::mem::take(&mut owned[lm as usize]) > f {
                     *flag = true;
+                    *k += 1;
+                    heavy[lm as usize] += 1;
+                    at.push(i as u32);
                 }
             }
-        }
-        let lt = self.width.len();
-        if flag && self.at.len() > first {
-            // Set only here: empty until now.
-            let _ = self.flags[lt].set(flags);
+            if at.len() > first {
+                // Set only here: empty until now.
+                let _ = self.flags[lt].set(flags);
+            }
+        } else {
+            for (i, (&lm, k)) in subs.iter().zip(count.iter_mut()).enumerate() {
+                if std::mem::take(&mut owned[lm as usize]) > f {
+                    *k += 1;
+                    heavy[lm as usize] += 1;
+                    at.push(i as u32);
+                }
+            }
         }
         self.end_topic(subs.len());
     }
