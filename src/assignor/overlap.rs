@@ -83,7 +83,10 @@
 //!
 //! Counting claims, the proposal's hand-out (a few passes over each topic's subscribers),
 //! the bounds and the deal: O(P + claims + Σ_t |Sub(t)|), plus O(moves × log n) per tracked
-//! move. When the bounds fail, the network has one node per
+//! move. A topic with few claims for its subscribers finds its gaining cells from its
+//! claimants' positions (O(claims × log |Sub(t)|) by search, or one pass writing positions,
+//! whichever costs less), and the deal reads those positions instead of writing every
+//! subscriber's ([`cells`]). When the bounds fail ([`extras`]), the network has one node per
 //! topic with extras and per member, and Σ_{t : r_t > 0} |Sub(t)| + K + n edges: one per
 //! subscription, never one per partition (the general flow has one node per class and one per
 //! needed (member, topic) pair besides). The solver's cost is that of [`super::flow`] on it.
