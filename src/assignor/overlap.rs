@@ -372,6 +372,10 @@ fn choose_with(
     let mut claimants: Vec<u32> = Vec::new();
     let mut owned = vec![0u32; n.max(widest)];
     let mut cells = Cells::new(comp.topics.len());
+    // A cell per claimant at most: room made once.
+    cells
+        .at
+        .reserve(comp.topics.iter().map(|&t| owners[t as usize].len()).sum());
     let mut slot = vec![0u32; n];
     // Per topic: the extras the proposal holds before the hand-out.
     let mut held = vec![0i32; comp.topics.len()];
