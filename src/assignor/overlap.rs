@@ -83,20 +83,26 @@
 //!
 //! Counting claims, the proposal's hand-out (a few passes over each topic's subscribers),
 //! the bounds and the deal: O(P + claims + Σ_t |Sub(t)|), plus O(moves × log n) per tracked
-//! move. When the bounds fail, the network has one node per
+//! move. A topic with few claims for its subscribers finds its gaining cells from its
+//! claimants' positions (O(claims × log |Sub(t)|) by search, or one pass writing positions,
+//! whichever costs less), and the deal reads those positions instead of writing every
+//! subscriber's ([`cells`]). When the bounds fail ([`extras`]), the network has one node per
 //! topic with extras and per member, and Σ_{t : r_t > 0} |Sub(t)| + K + n edges: one per
 //! subscription, never one per partition (the general flow has one node per class and one per
 //! needed (member, topic) pair besides). The solver's cost is that of [`super::flow`] on it.
 
 use super::components::Component;
 use super::deal::{Dealer, Topic};
-use super::flow::Network;
 use super::problem::Problem;
-use super::warm::{Proposal, warm_wanted};
-use bounds::{Bounds, Cells, balanced};
+use super::warm::Proposal;
+use bounds::{Bounds, balanced};
+use cells::{Cells, by_position, locate};
+use extras::{member_edges, solve_extras};
 use pull::pull;
 
 mod bounds;
+pub(crate) mod cells;
+mod extras;
 mod pull;
 pub(crate) mod racked;
 
@@ -135,36 +141,50 @@ pub(crate) fn assign(
     let Choice {
         mut proposal,
         widest,
+        claimants,
         ..
-    } = choose_with(problem, comp, owners, None);
+    } = choose_with(problem, comp, owners, None, true);
     for (&m, &load) in comp.members.iter().zip(&proposal.load) {
         lists[m as usize].reserve_exact(load as usize);
     }
     // A component of every member numbers them as the problem does: its slots are read by
     // member index directly.
     if comp.holds_every_member(problem.members.len()) {
+        let local = |m: u32| m as usize;
         deal(
             problem,
             comp,
             owners,
+            &claimants,
             &mut proposal,
             widest,
-            |m| m as usize,
+            local,
             lists,
         );
     } else {
         let index = comp.local_index(problem.members.len());
         let local = |m: u32| index.get(comp, m);
-        deal(problem, comp, owners, &mut proposal, widest, local, lists);
+        deal(
+            problem,
+            comp,
+            owners,
+            &claimants,
+            &mut proposal,
+            widest,
+            local,
+            lists,
+        );
     }
 }
 
 /// The deal of every topic of `comp` by the counts of `proposal` (used up), `local(m)` the
-/// position of member m in `comp.members`.
+/// position of member m in `comp.members`; `claimants` as [`Choice::claimants`].
+#[allow(clippy::too_many_arguments)]
 fn deal(
     problem: &Problem<'_>,
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
+    claimants: &[u32],
     proposal: &mut Proposal,
     widest: usize,
     local: impl Fn(u32) -> usize,
@@ -172,14 +192,25 @@ fn deal(
 ) {
     let mut slot = vec![0u32; comp.members.len()];
     let mut dealer = Dealer::new(widest);
+    let mut next = 0;
     for (lt, &t) in comp.topics.iter().enumerate() {
         // The dealer asks for the slots of claimants only: none to set without claims (a
         // full assignment's every topic).
-        let claimed = !owners[t as usize].is_empty();
+        let (claims, subs) = (&owners[t as usize][..], &proposal.subs[lt]);
         #[cfg(test)]
-        let claimed = claimed && !SLOTS_UNSET.with(std::cell::Cell::get);
-        if claimed {
-            for (i, &lm) in proposal.subs[lt].iter().enumerate() {
+        let set = !SLOTS_UNSET.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let set = true;
+        if claims.is_empty() {
+        } else if by_position(claims.len(), subs.len()) {
+            // The claimants' positions, found by the choice.
+            let at = &claimants[next..next + claims.len()];
+            next += claims.len();
+            for (&(_, m), &i) in claims.iter().zip(at).filter(|_| set) {
+                slot[local(m)] = i;
+            }
+        } else if set {
+            for (i, &lm) in subs.iter().enumerate() {
                 slot[lm as usize] = i as u32;
             }
         }
@@ -235,9 +266,11 @@ pub(crate) fn choose(
         floor,
         proposal,
         chosen,
-        gaining,
+        cells,
         widest,
-    } = choose_with(problem, comp, owners, Some(suits));
+        ..
+    } = choose_with(problem, comp, owners, Some(suits), false);
+    let gaining = cells.into_lists();
     // Per topic: the indices of the subscribers given its extra, sized once (a topic's
     // extras are exactly r_t).
     let chosen = chosen.unwrap_or_else(|| {
@@ -273,25 +306,31 @@ struct Choice {
     /// Per local topic: the subscribers given its extra, when the flow chose them (else read
     /// off `proposal.count`).
     chosen: Option<Vec<Vec<u32>>>,
-    /// As [`Counts::gaining`].
-    gaining: Vec<Vec<bool>>,
+    /// The gaining cells (their flags as [`Counts::gaining`]).
+    cells: Cells,
     /// As [`Counts::widest`].
     widest: usize,
+    /// Per claim of `owners` on a topic that finds its cells by position (see
+    /// [`cells::by_position`]), topic after topic in `comp.topics` order: the claimant's index
+    /// among the topic's subscribers.
+    claimants: Vec<u32>,
 }
 
 /// [`choose`], with no `suits` when no holder suits a move better than another, and the
-/// counts left per subscriber.
+/// counts left per subscriber; with `dealt`, [`deal`] follows and reads
+/// [`Choice::claimants`] (else that is empty, and the cells are found by the pass over the
+/// subscribers on every topic).
 fn choose_with(
     problem: &Problem<'_>,
     comp: &Component,
     owners: &[Vec<(i32, u32)>],
     suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
+    dealt: bool,
 ) -> Choice {
     let n = comp.members.len();
-    let index = comp.local_index(problem.members.len());
-    let local = |m: u32| index.get(comp, m);
-    // A component of every member numbers them as the problem does.
+    // A component of every member numbers them as the problem does (no index needed).
     let whole = comp.holds_every_member(problem.members.len());
+    let index = (!whole).then(|| comp.local_index(problem.members.len()));
     let subscribers = |t: u32| &problem.subscribers[t as usize];
     let floor: Vec<u32> = comp
         .topics
@@ -323,60 +362,66 @@ fn choose_with(
     }
     let widest = proposal.subs.iter().map(Vec::len).max().unwrap_or(0);
 
-    // Then the extras its claims gain from. `owned[lm]`: lm's claims on the current topic.
-    // Every gaining cell is kept where a topic has enough extras (placed at once: such a
-    // topic neither reads nor changes `heavy`). Where it has fewer, the members that would
-    // be heaviest with all their gaining cells give theirs up (ties to the higher index), so
+    // Then the extras its claims gain from (see `cells`), each given its extra at once (every
+    // count was at its floor) and taken back where the topic has too few. Every gaining cell
+    // is kept where a topic has enough extras (placed at once: such a topic neither reads nor
+    // changes `heavy`). Where it has fewer, the members that would be
+    // heaviest with all their gaining cells give theirs up (ties to the higher index), so
     // that fewer moves are needed later: `heavy` counts every gaining cell first, and once
     // those are given up it is the proposal's load.
-    let mut owned = vec![0u32; n];
-    let mut gaining: Vec<Vec<bool>> = Vec::with_capacity(comp.topics.len());
-    // The same cells listed, for the passes that need only them (see `Cells`).
-    let mut cells = Cells {
-        at: Vec::new(),
-        start: Vec::with_capacity(comp.topics.len() + 1),
-    };
+    let mut claimants: Vec<u32> = Vec::new();
+    let mut owned = vec![0u32; n.max(widest)];
+    let mut cells = Cells::new(comp.topics.len());
+    // A cell per claimant at most: room made once.
+    cells
+        .at
+        .reserve(comp.topics.iter().map(|&t| owners[t as usize].len()).sum());
+    let mut slot = vec![0u32; n];
     // Per topic: the extras the proposal holds before the hand-out.
     let mut held = vec![0i32; comp.topics.len()];
     // The topics with more gaining cells than extras.
     let mut contested: Vec<usize> = Vec::new();
     let mut heavy: Vec<i64> = base.clone();
     for (lt, &t) in comp.topics.iter().enumerate() {
-        cells.start.push(cells.at.len());
-        let f = floor[lt];
+        let (f, subs) = (floor[lt], &proposal.subs[lt]);
         let claims = &owners[t as usize];
-        if extra[lt] == 0 || claims.is_empty() {
-            // Empty: no subscriber gains (every reader treats a missing entry so).
-            gaining.push(Vec::new());
+        // Claims are on subscribers only (see `claims::previous_owners`).
+        if claims.is_empty() {
+            // No subscriber gains (every reader treats a topic without cells so).
+            cells.end_topic(subs.len());
             continue;
         }
-        // Claims are on subscribers only (see `claims::previous_owners`): counted by local
-        // member, read (and cleared) by subscriber.
-        if whole {
-            for &(_, m) in claims {
-                owned[m as usize] += 1;
-            }
-        } else {
-            for &(_, m) in claims {
-                owned[local(m)] += 1;
+        let positioned = dealt && by_position(claims.len(), subs.len());
+        let from = claimants.len();
+        if positioned {
+            let out = &mut claimants;
+            match &index {
+                None => locate(subs, claims, |m| m as usize, &mut slot, out),
+                Some(index) => locate(subs, claims, |m| index.get(comp, m), &mut slot, out),
             }
         }
-        let (subs, count) = (&proposal.subs[lt], &mut proposal.count[lt]);
-        let mut gains = vec![false; subs.len()];
+        if extra[lt] == 0 {
+            cells.end_topic(subs.len());
+            continue;
+        }
         let first = cells.at.len();
-        // Every gaining cell is given its extra here (every count was at its floor), and
-        // taken back below where the topic has too few.
-        for (i, ((gain, &lm), k)) in gains.iter_mut().zip(subs).zip(count.iter_mut()).enumerate() {
-            if std::mem::take(&mut owned[lm as usize]) > f {
-                *gain = true;
-                *k += 1;
-                heavy[lm as usize] += 1;
-                cells.at.push(i as u32);
+        let count = &mut proposal.count[lt];
+        if positioned {
+            cells.list_by_position(subs, &claimants[from..], f, &mut owned, count, &mut heavy);
+        } else {
+            // Counted by local member, read (and cleared) by subscriber.
+            match &index {
+                None => claims.iter().for_each(|&(_, m)| owned[m as usize] += 1),
+                Some(index) => claims
+                    .iter()
+                    .for_each(|&(_, m)| owned[index.get(comp, m)] += 1),
             }
+            // Without a deal to follow, every topic's flags are wanted: set in the pass.
+            cells.list_by_pass(subs, f, &mut owned, count, &mut heavy, !dealt);
         }
         let g = cells.at.len() - first;
         if g > extra[lt] as usize {
-            for &i in &cells.at[first..] {
+            for &i in cells.of(lt) {
                 count[i as usize] -= 1;
             }
             contested.push(lt);
@@ -384,9 +429,7 @@ fn choose_with(
         } else {
             held[lt] = g as i32;
         }
-        gaining.push(gains);
     }
-    cells.start.push(cells.at.len());
     // Per member: its gaining cells (for the bounds).
     let gains_of: Vec<i64> = heavy.iter().zip(&base).map(|(h, b)| h - b).collect();
     let mut ranked: Vec<(i64, u32)> = Vec::with_capacity(widest);
@@ -432,7 +475,7 @@ fn choose_with(
                     .map(|&t| comp.topics.partition_point(|&x| x < t)),
             );
         };
-        pull(&mut proposal, &gaining, &base, &degree, &topics_of, suits);
+        pull(&mut proposal, &cells, &base, &degree, &topics_of, suits);
         met = bounds.met(&proposal);
     }
 
@@ -443,7 +486,7 @@ fn choose_with(
     } else {
         // Per topic: the indices of the subscribers given its extra, and the counts and
         // loads they make.
-        let chosen = solve_extras(&proposal, &gaining, &base, &degree);
+        let chosen = solve_extras(&proposal, &cells, &base, &degree);
         proposal.load.copy_from_slice(&base);
         for (lt, chosen) in chosen.iter().enumerate() {
             let (f, count) = (proposal.floor[lt], &mut proposal.count[lt]);
@@ -459,107 +502,8 @@ fn choose_with(
         floor,
         proposal,
         chosen,
-        gaining,
+        cells,
         widest,
+        claimants,
     }
-}
-
-/// Per local member: its convex edge from node `member_base + lm` to `sink`, carrying its
-/// extras (at most `degree[lm]`, the k-th costing the load B_m + k above `base[lm]`), or
-/// `None` for a member with no topic that has extras.
-fn member_edges(
-    net: &mut Network,
-    member_base: u32,
-    sink: u32,
-    degree: &[i32],
-    base: &[i64],
-) -> Vec<Option<usize>> {
-    (0..degree.len())
-        .map(|lm| {
-            (degree[lm] > 0)
-                .then(|| net.convex_edge(member_base + lm as u32, sink, degree[lm], base[lm]))
-        })
-        .collect()
-}
-
-/// The extras by the min-cost flow of the [module docs](self), warm-started with `proposal`:
-/// per topic, the indices of the subscribers given its extra.
-fn solve_extras(
-    proposal: &Proposal,
-    gaining: &[Vec<bool>],
-    base: &[i64],
-    degree: &[i32],
-) -> Vec<Vec<u32>> {
-    let n = base.len();
-    let topics = gaining.len();
-    let source = 0u32;
-    let mut next = 1u32;
-    let mut topic_node = vec![0u32; topics];
-    for lt in (0..topics).filter(|&lt| proposal.has_extra[lt]) {
-        topic_node[lt] = next;
-        next += 1;
-    }
-    let member_base = next;
-    let sink = member_base + n as u32;
-    let mut net = Network::new(sink as usize + 1);
-    let cells: usize = (0..topics)
-        .filter(|&lt| proposal.has_extra[lt])
-        .map(|lt| proposal.subs[lt].len())
-        .sum();
-    net.reserve(topics + cells + n);
-    let mut topic_edge = vec![usize::MAX; topics];
-    for lt in (0..topics).filter(|&lt| proposal.has_extra[lt]) {
-        topic_edge[lt] = net.edge(source, topic_node[lt], proposal.extra[lt], [0; 4]);
-    }
-    // Per topic with extras: the id of its first cell; a topic's cells are consecutive, two
-    // ids apart (see `Network::edge`).
-    let mut first_cell = vec![usize::MAX; topics];
-    #[cfg(test)]
-    let ignored = GAINS_IGNORED.with(std::cell::Cell::get);
-    #[cfg(not(test))]
-    let ignored = false;
-    for (lt, gains) in gaining.iter().enumerate() {
-        if !proposal.has_extra[lt] {
-            continue;
-        }
-        for (i, &lm) in proposal.subs[lt].iter().enumerate() {
-            let gain = gains.get(i).is_some_and(|&g| g);
-            let cost = [0, 0, 0, -i8::from(gain && !ignored)];
-            let id = net.edge(topic_node[lt], member_base + lm, 1, cost);
-            first_cell[lt] = first_cell[lt].min(id);
-        }
-    }
-    let member_edge = member_edges(&mut net, member_base, sink, degree, base);
-    if warm_wanted() {
-        for (lt, &first) in first_cell.iter().enumerate() {
-            if first == usize::MAX {
-                continue;
-            }
-            let f = proposal.floor[lt];
-            let mut held = 0;
-            for (i, &k) in proposal.count[lt].iter().enumerate() {
-                net.preset(first + 2 * i, k - f);
-                held += k - f;
-            }
-            net.preset(topic_edge[lt], held);
-        }
-        for (lm, edge) in member_edge.iter().enumerate() {
-            if let Some(e) = *edge {
-                net.preset(e, (proposal.load[lm] - base[lm]) as i32);
-            }
-        }
-    }
-    net.solve(source, sink);
-    first_cell
-        .iter()
-        .zip(&proposal.subs)
-        .map(|(&first, subs)| {
-            if first == usize::MAX {
-                return Vec::new();
-            }
-            (0..subs.len() as u32)
-                .filter(|&i| net.flow(first + 2 * i as usize) > 0)
-                .collect()
-        })
-        .collect()
 }

@@ -4,24 +4,7 @@
 use super::super::warm::Proposal;
 #[cfg(test)]
 use super::TRUST_PROPOSAL;
-
-/// The gaining cells of a component listed by topic: those of local topic lt are the
-/// subscriber indices `at[start[lt]..start[lt + 1]]`, ascending (the `true` entries of
-/// [`Counts::gaining`], which the listing passes read without a pass over every
-/// subscription).
-pub(super) struct Cells {
-    /// The cells' subscriber indices, topic after topic.
-    pub at: Vec<u32>,
-    /// Per local topic: where its cells start in `at`; one more entry, the end.
-    pub start: Vec<usize>,
-}
-
-impl Cells {
-    /// The gaining cells of local topic `lt`, as indices among its subscribers.
-    pub fn of(&self, lt: usize) -> &[u32] {
-        &self.at[self.start[lt]..self.start[lt + 1]]
-    }
-}
+use super::cells::Cells;
 
 /// What the bounds of the [module docs](super) read besides the proposal: the gaining cells
 /// (`cells`), each member's number of them (`gains_of`), B_m (`base`) and d_m (`degree`).

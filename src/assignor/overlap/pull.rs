@@ -9,6 +9,7 @@
 //! here decides the result: the bounds, else the flow, do.
 
 use super::super::warm::{MAX_MOVES, Proposal};
+use super::cells::Gaining;
 
 /// Moves up to [`MAX_MOVES`] extras in `proposal` (every subscriber at f_t or f_t + 1) towards
 /// the light members: those with room for an extra (fewer than `degree[lm]`) at least two
@@ -16,13 +17,13 @@ use super::super::warm::{MAX_MOVES, Proposal};
 /// lower index): while one of its topics where it has room has a holder at least two units
 /// heavier, the extra moves from the heaviest such holder of the topic with the heaviest
 /// holder (ties to the lower topic), preferring a holder that does not gain from it
-/// (`gaining[lt][i]`; an empty list: none gains), then one that `suits(lt, holder, receiver)`
+/// (`gaining.flags(lt)[i]`; an empty list: none gains), then one that `suits(lt, holder, receiver)`
 /// (indices among the topic's subscribers; the rack-aware path prefers a holder whose
 /// partition the receiver could align; `None`: none suits better than another), then the
 /// lower index. `topics_of(lm, out)` lists lm's local topics.
 pub(crate) fn pull(
     proposal: &mut Proposal,
-    gaining: &[Vec<bool>],
+    gaining: &(impl Gaining + ?Sized),
     base: &[i64],
     degree: &[i32],
     topics_of: &dyn Fn(usize, &mut Vec<usize>),
@@ -150,7 +151,7 @@ fn lazy_wanted() -> bool {
 /// not gain from it, then one that suits receiver `to` (with `suits`), then the lower index.
 fn heaviest_holder(
     proposal: &Proposal,
-    gaining: &[Vec<bool>],
+    gaining: &(impl Gaining + ?Sized),
     lt: usize,
     to: usize,
     suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
@@ -174,14 +175,15 @@ fn heaviest_holder(
                 best = (key, i);
             }
         };
-        if gaining[lt].is_empty() {
+        let gains = gaining.flags(lt);
+        if gains.is_empty() {
             for (i, &k) in count.iter().enumerate() {
                 if k > f {
                     consider(i, false);
                 }
             }
         } else {
-            for (i, (&k, &g)) in count.iter().zip(&gaining[lt]).enumerate() {
+            for (i, (&k, &g)) in count.iter().zip(gains).enumerate() {
                 if k > f {
                     consider(i, g);
                 }
@@ -189,6 +191,7 @@ fn heaviest_holder(
         }
         return (best.0 > i64::MIN).then_some((best.0 >> 1, best.1));
     };
+    let gains = gaining.flags(lt);
     let mut best: Option<(i64, bool, bool, usize)> = None;
     for (i, (&lm, &k)) in proposal.subs[lt]
         .iter()
@@ -199,7 +202,7 @@ fn heaviest_holder(
             continue;
         }
         let load = proposal.load[lm as usize];
-        let free = !gaining[lt].get(i).is_some_and(|&g| g);
+        let free = !gains.get(i).is_some_and(|&g| g);
         // Not better, or only as good as a suited holder of a lower index: `suits` is not
         // asked.
         if best.is_some_and(|(l, g, s, _)| (load, free) < (l, g) || ((load, free) == (l, g) && s)) {
@@ -251,8 +254,8 @@ mod tests {
     #[test]
     fn the_joiner_takes_from_the_heaviest_holder_that_does_not_gain() {
         let mut p = joiner();
-        let gaining = vec![vec![true, false, false, false], vec![false; 4]];
-        pull(&mut p, &gaining, &[0; 4], &[2; 4], &topics_of, None);
+        let gaining = [vec![true, false, false, false], vec![false; 4]];
+        pull(&mut p, &gaining[..], &[0; 4], &[2; 4], &topics_of, None);
         // Topic 0 first (ties to the lower topic), from member 1 (member 0 gains); then no
         // holder of topic 1 is two units heavier than the joiner any more.
         assert_eq!(p.count, vec![vec![1, 0, 1, 1], vec![1, 1, 1, 0]]);
@@ -337,7 +340,14 @@ mod tests {
             let run = |suits: Option<&dyn Fn(usize, usize, usize) -> bool>, planted: bool| {
                 LAST_OF_TIES.set(planted);
                 let mut q = c.proposal.clone();
-                pull(&mut q, &c.gaining, &c.base, &c.degree, &topics_of, suits);
+                pull(
+                    &mut q,
+                    &c.gaining[..],
+                    &c.base,
+                    &c.degree,
+                    &topics_of,
+                    suits,
+                );
                 LAST_OF_TIES.set(false);
                 (q.count, q.load)
             };
@@ -358,7 +368,7 @@ mod tests {
         let before = p.clone();
         pull(
             &mut p,
-            &[vec![false; 4], vec![false; 4]],
+            &[vec![false; 4], vec![false; 4]][..],
             &[0; 4],
             &[2; 4],
             &topics_of,
@@ -390,7 +400,14 @@ mod tests {
                 EAGER.set(eager);
                 BOUND_LOW.set(planted);
                 let mut q = c.proposal.clone();
-                pull(&mut q, &c.gaining, &c.base, &c.degree, &topics_of, suits);
+                pull(
+                    &mut q,
+                    &c.gaining[..],
+                    &c.base,
+                    &c.degree,
+                    &topics_of,
+                    suits,
+                );
                 EAGER.set(false);
                 BOUND_LOW.set(false);
                 (q.count, q.load)

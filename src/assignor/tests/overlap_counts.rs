@@ -113,3 +113,31 @@ fn an_optimal_assignment_fed_back_is_kept_by_the_bounds() {
     println!("stable assignments certified by the bounds: {bounded} of {tried}");
     assert!(bounded * 3 >= tried, "{bounded} of {tried}");
 }
+
+#[test]
+fn cells_found_by_position_or_by_pass_give_the_same_assignments() {
+    // Small groups mostly take the pass over the subscribers (claims are many for them):
+    // every route is forced in turn, and each must give the same assignment.
+    use super::super::overlap::cells::{BY_POSITION, SEARCH};
+    let run = |spec: &GroupSpec, by_position: Option<bool>, search: Option<bool>| {
+        BY_POSITION.set(by_position);
+        SEARCH.set(search);
+        let a = UniformV2.assign(spec).unwrap();
+        BY_POSITION.set(None);
+        SEARCH.set(None);
+        a
+    };
+    let mut claimed = 0;
+    for spec in specs(83, 200) {
+        let general = run(&spec, Some(false), None);
+        for (by_position, search) in [
+            (None, None),
+            (Some(true), Some(false)),
+            (Some(true), Some(true)),
+        ] {
+            assert_eq!(run(&spec, by_position, search), general);
+        }
+        claimed += usize::from(spec.members.iter().any(|m| !m.owned.is_empty()));
+    }
+    assert!(claimed >= 100, "groups with claims: {claimed}");
+}
