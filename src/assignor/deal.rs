@@ -279,6 +279,36 @@ mod tests {
         assert_eq!(lists, vec![vec![], vec![1], vec![2], vec![0]]);
     }
 
+    /// The general deal by counts (`Dealer::topic_counted`) of a topic of `n` subscribers
+    /// 0..n, each given `floor` plus one if chosen: every subscriber's partitions, and the
+    /// room left.
+    fn counted(
+        n: usize,
+        partitions: u32,
+        floor: u32,
+        chosen: &[u32],
+        owners: &[(i32, u32)],
+    ) -> (Vec<Vec<i32>>, Vec<i32>) {
+        let subscribers: Vec<u32> = (0..n as u32).collect();
+        let mut room = vec![floor as i32; n];
+        for &i in chosen {
+            room[i as usize] += 1;
+        }
+        let mut lists = vec![Vec::new(); n];
+        let topic = Topic {
+            topic: 7,
+            partitions,
+            subscribers: &subscribers,
+            owners,
+        };
+        Dealer::new(n).topic_counted(&topic, &mut room, |m| m as usize, &mut lists);
+        let lists = lists
+            .iter()
+            .map(|l| l.iter().map(|&(_, p)| p).collect())
+            .collect();
+        (lists, room)
+    }
+
     /// Random topics with f_t = 0 where every partition is claimed, one per member: the
     /// owners are the chosen members in order (kept whole) or, half the time, some other
     /// members (one of them perhaps repeated out of order). Returns how many deals by floor
@@ -305,23 +335,7 @@ mod tests {
                 .map(|(p, &m)| (p as i32, m))
                 .collect();
             whole += usize::from(members == chosen);
-            let subscribers: Vec<u32> = (0..n as u32).collect();
-            let mut room = vec![0; n];
-            for &i in &chosen {
-                room[i as usize] += 1;
-            }
-            let mut lists = vec![Vec::new(); n];
-            let topic = Topic {
-                topic: 7,
-                partitions,
-                subscribers: &subscribers,
-                owners: &owners,
-            };
-            Dealer::new(n).topic_counted(&topic, &mut room, |m| m as usize, &mut lists);
-            let general: Vec<Vec<i32>> = lists
-                .iter()
-                .map(|l| l.iter().map(|&(_, p)| p).collect())
-                .collect();
+            let (general, _) = counted(n, partitions, 0, &chosen, &owners);
             differ += usize::from(deal(n, partitions, 0, &chosen, &owners) != general);
         }
         (differ, whole)
@@ -360,26 +374,9 @@ mod tests {
                     owners.push((p, rng.below(n as u64) as u32));
                 }
             }
-            let subscribers: Vec<u32> = (0..n as u32).collect();
-            let mut room = vec![floor as i32; n];
-            for &i in &chosen {
-                room[i as usize] += 1;
-            }
-            let mut lists = vec![Vec::new(); n];
-            let topic = Topic {
-                topic: 7,
-                partitions,
-                subscribers: &subscribers,
-                owners: &owners,
-            };
-            Dealer::new(n).topic_counted(&topic, &mut room, |m| m as usize, &mut lists);
+            let (lists, room) = counted(n, partitions, floor, &chosen, &owners);
             assert!(room.iter().all(|&r| r == 0));
-            let by_chosen = deal(n, partitions, floor, &chosen, &owners);
-            let lists: Vec<Vec<i32>> = lists
-                .iter()
-                .map(|l| l.iter().map(|&(_, p)| p).collect())
-                .collect();
-            assert_eq!(lists, by_chosen);
+            assert_eq!(lists, deal(n, partitions, floor, &chosen, &owners));
         }
     }
 }
