@@ -231,21 +231,11 @@ impl Transport {
     }
 }
 
-/// A topic's partitions not `taken`, ascending, split by replica mask: list g holds those of
-/// `groups[g]`'s mask (`groups` sorted by mask, the mask first), the last list (index
-/// `groups.len()`) those of mask 0. `None` if a partition's mask is not among `groups` (the
-/// groups do not describe this topic). Shared by the two flows with floors' deals.
-pub(crate) fn left_over_by_group(
-    masks: &[u64],
-    taken: &[bool],
-    groups: &[(u64, u64)],
-) -> Option<Vec<Vec<i32>>> {
-    let mut lists = Vec::new();
-    left_over_into(masks, taken, groups, &mut lists).then_some(lists)
-}
-
-/// [`left_over_by_group`] into `lists` (its first `groups.len() + 1` lists; longer lists are
-/// cut back), reusing their memory from topic to topic; `false` where that gives `None`.
+/// A topic's partitions not `taken`, ascending, split by replica mask into `lists` (its
+/// first `groups.len() + 1` lists, reusing their memory from topic to topic; longer lists
+/// are cut back): list g holds those of `groups[g]`'s mask (`groups` sorted by mask, the
+/// mask first), the last list (index `groups.len()`) those of mask 0. `false` if a
+/// partition's mask is not among `groups` (the groups do not describe this topic).
 pub(crate) fn left_over_into(
     masks: &[u64],
     taken: &[bool],
