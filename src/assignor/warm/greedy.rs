@@ -149,12 +149,17 @@ impl Proposal {
         else {
             return true;
         };
-        // The holders of `mine` hold f_t + 1: the others with room are those at f_t.
-        let same = !subs
-            .iter()
-            .zip(&self.count[lt])
-            .enumerate()
-            .any(|(i, (&m, &k))| k == f && (self.load[m as usize], i) < last);
+        // The holders of `mine` hold f_t + 1: the others with room are those at f_t. One is
+        // before `last` if it is no heavier and at a lower index, or lighter and after.
+        let (cut, count, load) = (last.1, &self.count[lt], &self.load);
+        let before = |subs: &[u32], count: &[i32], strictly: bool| {
+            subs.iter().zip(count).any(|(&m, &k)| {
+                let l = load[m as usize];
+                k == f && (l < last.0 || (!strictly && l == last.0))
+            })
+        };
+        let same = !before(&subs[..cut], &count[..cut], false)
+            && !before(&subs[cut..], &count[cut..], true);
         #[cfg(test)]
         if same {
             SPARED.with(|c| c.set(c.get() + 1));
