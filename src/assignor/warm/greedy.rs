@@ -149,12 +149,17 @@ impl Proposal {
         else {
             return true;
         };
-        // The holders of `mine` hold f_t + 1: the others with room are those at f_t.
-        let same = !subs
-            .iter()
-            .zip(&self.count[lt])
-            .enumerate()
-            .any(|(i, (&m, &k))| k == f && (self.load[m as usize], i) < last);
+        // The holders of `mine` hold f_t + 1: the others with room are those at f_t. One is
+        // before `last` if it is no heavier and at a lower index, or lighter and after.
+        let (cut, count, load) = (last.1, &self.count[lt], &self.load);
+        let before = |subs: &[u32], count: &[i32], strictly: bool| {
+            subs.iter().zip(count).any(|(&m, &k)| {
+                let l = load[m as usize];
+                k == f && (l < last.0 || (!strictly && l == last.0))
+            })
+        };
+        let same = !before(&subs[..cut], &count[..cut], false)
+            && !before(&subs[cut..], &count[cut..], true);
         #[cfg(test)]
         if same {
             SPARED.with(|c| c.set(c.get() + 1));
@@ -178,55 +183,57 @@ impl Proposal {
         }
         let f = self.floor[lt];
         let (subs, count, load) = (&self.subs[lt], &mut self.count[lt], &mut self.load);
-        // The subscribers with room, (load, index) in index order: read once.
-        candidates.clear();
-        let mut low = i64::MAX;
-        for (i, (&m, &k)) in subs.iter().zip(count.iter()).enumerate() {
+        // The loads of the subscribers with room, counted by load modulo HISTOGRAM: with the
+        // loads within HISTOGRAM of each other, the buckets from the lightest's on,
+        // cyclically, are the loads in ascending order.
+        let mut histogram = [0u32; HISTOGRAM];
+        let (mut low, mut high, mut room) = (i64::MAX, i64::MIN, 0usize);
+        for (&m, &k) in subs.iter().zip(count.iter()) {
             if k == f {
                 let l = load[m as usize];
                 low = low.min(l);
-                candidates.push((l, i as u32));
+                high = high.max(l);
+                histogram[bucket(l)] += 1;
+                room += 1;
             }
         }
-        mine.reserve(left.min(candidates.len()));
-        if candidates.len() <= left {
-            mine.extend(candidates.iter().map(|&(_, i)| i));
+        mine.reserve(left.min(room));
+        // The subscribers with room, (load, index) in index order.
+        let with_room = subs
+            .iter()
+            .zip(count.iter())
+            .enumerate()
+            .filter(|&(_, (_, &k))| k == f)
+            .map(|(i, (&m, _))| (load[m as usize], i as u32));
+        if room <= left {
+            mine.extend(with_room.map(|(_, i)| i));
         } else {
             // The threshold load: the `left` smallest (load, index) pairs are those below it
             // and the lowest indices at it. Loads are usually within a few units of each
-            // other, so a small histogram finds it; a wide spread falls back to a selection.
-            let mut histogram = [0u32; HISTOGRAM];
-            let mut wide = false;
-            for &(l, _) in candidates.iter() {
-                match usize::try_from(l - low) {
-                    Ok(d) if d < HISTOGRAM => histogram[d] += 1,
-                    _ => wide = true,
+            // other, so the histogram finds it; a wide spread falls back to a selection.
+            let (threshold, mut at_threshold) = if high - low < HISTOGRAM as i64 {
+                let mut below = 0;
+                let mut d = 0;
+                loop {
+                    let n = histogram[bucket(low + d)] as usize;
+                    if below + n >= left {
+                        break (low + d, left - below);
+                    }
+                    below += n;
+                    d += 1;
                 }
-            }
-            let mut below = 0;
-            let mut found = None;
-            for (d, &n) in histogram.iter().enumerate() {
-                if below + n as usize >= left {
-                    found = Some((low + d as i64, left - below));
-                    break;
-                }
-                below += n as usize;
-            }
-            let (threshold, mut at_threshold) = match found {
-                Some(t) => t,
-                None => {
-                    debug_assert!(wide);
-                    let mut light = candidates.clone();
-                    light.select_nth_unstable(left - 1);
-                    let threshold = light[left - 1].0;
-                    let below = light[..left]
-                        .iter()
-                        .filter(|&&(l, _)| l < threshold)
-                        .count();
-                    (threshold, left - below)
-                }
+            } else {
+                candidates.clear();
+                candidates.extend(with_room.clone());
+                candidates.select_nth_unstable(left - 1);
+                let threshold = candidates[left - 1].0;
+                let below = candidates[..left]
+                    .iter()
+                    .filter(|&&(l, _)| l < threshold)
+                    .count();
+                (threshold, left - below)
             };
-            for &(l, i) in candidates.iter() {
+            for (l, i) in with_room {
                 if l > threshold || (l == threshold && at_threshold == 0) {
                     continue;
                 }
@@ -234,6 +241,10 @@ impl Proposal {
                     at_threshold -= 1;
                 }
                 mine.push(i);
+                // The rest are past the threshold or beyond its quota.
+                if mine.len() == left {
+                    break;
+                }
             }
         }
         for &i in mine.iter() {
@@ -244,8 +255,13 @@ impl Proposal {
 }
 
 /// Distinct loads above the lightest that [`Proposal::complete`] counts in a histogram
-/// before it falls back to a selection.
+/// before it falls back to a selection (a power of two: a load's bucket is its low bits).
 const HISTOGRAM: usize = 64;
+
+/// The histogram bucket of load `l`: `l` modulo [`HISTOGRAM`] (also for a negative `l`).
+fn bucket(l: i64) -> usize {
+    (l as u64 % HISTOGRAM as u64) as usize
+}
 
 /// One class of a topic, for [`route_topic`].
 pub(crate) struct ClassRoute {
