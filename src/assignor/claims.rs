@@ -6,14 +6,12 @@
 //! (KAFKA-7026: a stale or conflicting claim must never become double ownership).
 
 use super::problem::Problem;
+use super::problem::names::pack;
 
 /// No claim on this partition yet.
 const UNCLAIMED: u32 = u32::MAX;
 /// Two or more distinct members claim it at the highest generation seen.
 const TIED: u32 = u32::MAX - 1;
-/// How many of a member's claims that no guess resolves search its subscriptions before
-/// they are marked (a search costs a few comparisons, marking one write per subscription).
-const SEARCHED_MISSES: u32 = 2;
 
 /// For every topic (by index in [`Problem::topics`]), its partitions that have a previous
 /// owner, as `(partition, member index)` ascending by partition.
@@ -26,18 +24,15 @@ const SEARCHED_MISSES: u32 = 2;
 pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
     // Per claimed topic, lazily: for every partition, (generation, owner or UNCLAIMED/TIED).
     let mut slots: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
-    // Once a member's subscriptions are marked, `position[t]` is where t is among them, for
-    // each of them; for any other topic it is stale or `u32::MAX`, and never such a place.
-    let mut position: Vec<u32> = vec![u32::MAX; problem.topics.len()];
+    let keys = problem.topic_keys();
     for (m, member) in problem.members.iter().enumerate() {
         if member.owned.is_empty() {
             continue;
         }
         let m = m as u32;
         let generation = member.generation;
-        let mut claims = Claims {
+        let claims = Claims {
             subs: problem.subscriptions[m as usize].as_slice(),
-            misses: 0,
         };
         // The position in the subscriptions of the last claim's topic (`usize::MAX` before
         // the first) and the distance between the last two claims' topics (locals, so that
@@ -47,7 +42,7 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
             let ahead = last.wrapping_add(stride);
             let (i, t) = match claims.guess(problem, ahead, &owned.topic) {
                 Some(t) => (ahead, t),
-                None => match claims.resolve(problem, &mut position, last, stride, &owned.topic) {
+                None => match claims.resolve(problem, keys, last, stride, &owned.topic) {
                     Some(found) => found,
                     None => continue,
                 },
@@ -111,15 +106,12 @@ fn claim((best, owner): &mut (i32, u32), generation: i32, m: u32) {
 /// steady stride among them (a spread assignment gives it a partition of every k-th one) or
 /// one apart: the subscriptions at those positions are tried first, by comparing names. A
 /// right guess names a topic the member subscribes to, so the claim counts without a
-/// lookup; a wrong one only costs its comparison. A claim no guess resolves has its name
-/// looked up and its subscription checked: by a search of the member's subscriptions for its
-/// first few such claims, after that by marks made once for all of them (members whose
-/// claims follow their subscriptions never pay for the marks).
+/// lookup; a wrong one only costs its comparison. A claim no guess resolves is searched for
+/// among the subscriptions by its name's order key (topic indices are in name order, so the
+/// keys of the subscriptions ascend): O(log subscriptions), with no name table.
 struct Claims<'s> {
     /// The member's subscriptions, ascending.
     subs: &'s [u32],
-    /// How many claims no guess resolved so far.
-    misses: u32,
 }
 
 impl Claims<'_> {
@@ -137,12 +129,12 @@ impl Claims<'_> {
     /// The position in `subs` and the topic of a claim of `name`, if it exists and the
     /// member subscribes to it, when the stride (`stride` on from `last`, the position of
     /// the last claim's topic) did not guess it: kept out of line, so that the guessed path
-    /// stays small.
+    /// stays small. `keys` are the topics' order keys ([`Problem::topic_keys`]).
     #[inline(never)]
     fn resolve(
-        &mut self,
+        &self,
         problem: &Problem<'_>,
-        position: &mut [u32],
+        keys: &[u128],
         last: usize,
         stride: usize,
         name: &str,
@@ -153,27 +145,26 @@ impl Claims<'_> {
         {
             return Some((next, t));
         }
-        let t = problem.topic_index(name)?;
-        self.misses += 1;
-        // Not subscribed (any more): the claim does not count.
-        let i = if self.misses <= SEARCHED_MISSES {
-            self.subs.binary_search(&t).ok()?
-        } else {
-            if self.misses == SEARCHED_MISSES + 1 {
-                for (i, &s) in self.subs.iter().enumerate() {
-                    position[s as usize] = i as u32;
+        let i = match pack(name.as_bytes()) {
+            // The key of a name that packs is its pack, which no other name's key equals;
+            // the subscriptions' keys ascend, so the search finds it if it is among them.
+            Some(key) => {
+                let found = self.subs.binary_search_by(|&s| keys[s as usize].cmp(&key));
+                #[cfg(test)]
+                if planted::NEIGHBOUR_TAKEN.get() {
+                    return Some(found.unwrap_or_else(|i| i.min(self.subs.len() - 1)))
+                        .filter(|_| !self.subs.is_empty())
+                        .map(|i| (i, self.subs[i]));
                 }
+                found.ok()?
             }
-            // Exact whatever the mark: t is at i only if it is among the subscriptions, and
-            // when it is, the member's own marks put it there.
-            let i = position[t as usize] as usize;
-            #[cfg(test)]
-            if planted::MARK_TRUSTED.get() {
-                return (i < self.subs.len()).then_some((i, t));
+            // Longer names may share a key: the name table, then membership.
+            None => {
+                let t = problem.topic_index(name)?;
+                self.subs.binary_search(&t).ok()?
             }
-            (self.subs.get(i) == Some(&t)).then_some(i)?
         };
-        Some((i, t))
+        Some((i, self.subs[i]))
     }
 }
 
@@ -185,9 +176,9 @@ pub(crate) mod planted {
         pub(crate) static TIED_KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         /// [`super::previous_owners`] takes a guessed subscription without comparing names.
         pub(crate) static GUESS_TRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-        /// [`super::previous_owners`] takes a marked position in range as the claim's, without
-        /// checking that the topic is there (a mark left by another member).
-        pub(crate) static MARK_TRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::previous_owners`] takes the place a search by key ends at as the claim's,
+        /// found or not.
+        pub(crate) static NEIGHBOUR_TAKEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 
@@ -201,11 +192,19 @@ mod tests {
     use crate::assignor::{GroupSpec, MemberSpec, OwnedPartitions, TopicSpec};
 
     /// A group whose claims are often stale or conflicting: unknown and unsubscribed topics,
+    /// short names or long ones,
     /// partitions out of range or negative, repeats, a few generations (so ties happen), and
     /// claims sometimes in topic order at a stride, sometimes shuffled.
     fn claimed(seed: u64) -> GroupSpec {
         let mut rng = Rng(seed);
-        let names: Vec<String> = (0..6).map(|t| format!("T{t}")).collect();
+        // Names too long to pack, sharing their first 15 bytes, in one group of three.
+        let long = rng.below(3) == 0;
+        let names: Vec<String> = (0..6)
+            .map(|t| match long {
+                true => format!("a-topic-with-a-long-name-{t}"),
+                false => format!("T{t}"),
+            })
+            .collect();
         let topics = names
             .iter()
             .map(|name| TopicSpec {
@@ -306,11 +305,11 @@ mod tests {
     }
 
     #[test]
-    fn a_marked_position_taken_unchecked_is_caught() {
-        planted::MARK_TRUSTED.set(true);
+    fn a_searched_neighbour_taken_is_caught() {
+        planted::NEIGHBOUR_TAKEN.set(true);
         let caught = (0..500).filter(|&seed| !agrees(&claimed(seed))).count();
-        planted::MARK_TRUSTED.set(false);
-        println!("a marked position taken unchecked caught in {caught} of 500");
+        planted::NEIGHBOUR_TAKEN.set(false);
+        println!("a searched neighbour taken caught in {caught} of 500");
         assert!(caught >= 20, "only {caught} caught");
     }
 

@@ -11,6 +11,8 @@
 
 use rustc_hash::FxHashMap;
 
+use super::Problem;
+
 /// The longest name [`pack`] represents: the 16th byte holds the length.
 pub(crate) const PACKED_BYTES: usize = 15;
 
@@ -26,29 +28,39 @@ pub(crate) const PACKED_BYTES: usize = 15;
 /// The bytes are read as two overlapping big-endian words whose width the length chooses
 /// (the head from byte 0, the tail ending at the last byte, shifted into place; bytes they
 /// share are the same in both, so OR-ing them is exact), a few instructions where a loop over
-/// the bytes cost dozens.
+/// the bytes cost dozens. The high and the low 64 bits are built apart: a shift of a `u128`
+/// by a variable amount costs several instructions, of a `u64` one.
 #[inline]
 pub(crate) fn pack(bytes: &[u8]) -> Option<u128> {
     let len = bytes.len();
-    // A word whose last byte is byte `len - 1` lands at bits 8(16 − len)..
-    let tail_shift = 8 * (16 - len.min(16)) as u32;
-    let value = match len {
-        0 => 0,
-        1 => u128::from(bytes[0]) << 120,
-        2..=3 => {
-            u128::from(u16::from_be_bytes(head(bytes))) << 112
-                | u128::from(u16::from_be_bytes(tail(bytes))) << tail_shift
-        }
-        4..=7 => {
-            u128::from(u32::from_be_bytes(head(bytes))) << 96
-                | u128::from(u32::from_be_bytes(tail(bytes))) << tail_shift
-        }
+    // A word whose last byte is byte `len - 1` lands at bit 8(8 − len) of the high word
+    // when len ≤ 8 (bytes 0..8), at bit 8(16 − len) of the low word when it is longer.
+    let high_shift = 8 * (8 - len.min(8)) as u32;
+    let (high, low) = match len {
+        0 => (0, 0),
+        1 => (u64::from(bytes[0]) << 56, 0),
+        2..=3 => (
+            u64::from(u16::from_be_bytes(head(bytes))) << 48
+                | u64::from(u16::from_be_bytes(tail(bytes))) << high_shift,
+            0,
+        ),
+        4..=7 => (
+            u64::from(u32::from_be_bytes(head(bytes))) << 32
+                | u64::from(u32::from_be_bytes(tail(bytes))) << high_shift,
+            0,
+        ),
         8..=PACKED_BYTES => {
-            u128::from(u64::from_be_bytes(head(bytes))) << 64
-                | u128::from(u64::from_be_bytes(tail(bytes))) << tail_shift
+            // Shifted in two steps: by 8(16 − len) at once would be 64 for len = 8 (whose
+            // low bytes are all padding).
+            let low_shift = 8 * (PACKED_BYTES - len) as u32;
+            (
+                u64::from_be_bytes(head(bytes)),
+                u64::from_be_bytes(tail(bytes)) << low_shift << 8,
+            )
         }
         _ => return None,
     };
+    let value = u128::from(high) << 64 | u128::from(low);
     #[cfg(test)]
     if planted::LENGTH_DROPPED.get() {
         return Some(value);
@@ -66,6 +78,30 @@ fn head<const N: usize>(bytes: &[u8]) -> [u8; N] {
 #[inline]
 fn tail<const N: usize>(bytes: &[u8]) -> [u8; N] {
     bytes.last_chunk().copied().unwrap_or([0; N])
+}
+
+/// The low byte of the [`order_key`] of a name longer than [`PACKED_BYTES`]: above every
+/// length [`pack`] records.
+const LONG: u128 = 0xFF;
+
+/// An integer that orders names as `str` does, and tells a name of at most [`PACKED_BYTES`]
+/// bytes from every other name: its [`pack`], or for a longer name its first
+/// [`PACKED_BYTES`] bytes packed with [`LONG`] in place of the length.
+///
+/// Monotone (`a < b` implies `order_key(a) <= order_key(b)`): names that differ within their
+/// first [`PACKED_BYTES`] bytes (zero-padded) are ordered by them, as [`pack`] is; when they
+/// tie there, a short name is a prefix of the other and has the smaller low byte, and two
+/// long names tie. Exact for short names: their keys are their packs (injective), and no
+/// pack has [`LONG`] as its low byte.
+#[inline]
+pub(crate) fn order_key(bytes: &[u8]) -> u128 {
+    match pack(bytes) {
+        Some(key) => key,
+        None => bytes
+            .get(..PACKED_BYTES)
+            .and_then(pack)
+            .map_or(LONG, |head| head | LONG),
+    }
 }
 
 /// Whether names `a` and `b` are equal. Names of up to 16 bytes are compared as two
@@ -112,6 +148,8 @@ pub(crate) struct NameIndex<'a> {
     packed: FxHashMap<u128, u32>,
     /// Index → name, to check a guessed index.
     names: Vec<&'a str>,
+    /// Index → [`order_key`] of the name: ascending when the names are.
+    keys: Vec<u128>,
     /// Name → index, for the names longer than [`PACKED_BYTES`].
     long: FxHashMap<&'a str, u32>,
 }
@@ -122,14 +160,19 @@ impl<'a> NameIndex<'a> {
         let mut index = NameIndex {
             packed: FxHashMap::with_capacity_and_hasher(names.len(), Default::default()),
             names: Vec::with_capacity(names.len()),
+            keys: Vec::with_capacity(names.len()),
             long: FxHashMap::default(),
         };
         for (i, name) in names.enumerate() {
-            match pack(name.as_bytes()) {
-                Some(key) => index.packed.insert(key, i as u32),
-                None => index.long.insert(name, i as u32),
-            };
+            // A name's order key is its pack exactly when it has one.
+            let key = order_key(name.as_bytes());
+            if key & 0xFF == LONG {
+                index.long.insert(name, i as u32);
+            } else {
+                index.packed.insert(key, i as u32);
+            }
             index.names.push(name);
+            index.keys.push(key);
         }
         index
     }
@@ -158,11 +201,25 @@ impl<'a> NameIndex<'a> {
         })
     }
 
+    /// The [`order_key`] of every name, by index.
+    pub fn keys(&self) -> &[u128] {
+        &self.keys
+    }
+
     /// [`NameIndex::get`] of a name longer than [`PACKED_BYTES`], kept out of line so that
     /// the packed names' lookup stays small enough to inline into the loops over claims.
     #[inline(never)]
     fn long_index(&self, name: &str) -> Option<u32> {
         self.long.get(name).copied()
+    }
+}
+
+/// Kept here, by the index it reads (the name table is the problem's own).
+impl Problem<'_> {
+    /// The [`order_key`] of every topic's name, by topic index: ascending, as the topics are
+    /// ascending by name.
+    pub(crate) fn topic_keys(&self) -> &[u128] {
+        self.topic_ids.keys()
     }
 }
 
@@ -184,7 +241,7 @@ pub(crate) mod planted {
 mod tests {
     use std::collections::HashMap;
 
-    use super::{NameIndex, PACKED_BYTES, pack, planted, same, same_lists};
+    use super::{NameIndex, PACKED_BYTES, order_key, pack, planted, same, same_lists};
     use crate::assignor::tests::Rng;
 
     /// Edge names: empty, NULs (which padding must not be mistaken for), every length
@@ -217,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn packing_is_exact_and_keeps_the_order_of_names() {
+    fn packing_and_order_keys_are_exact_and_keep_the_order_of_names() {
         let names = edge_names();
         for a in &names {
             let key = pack(a.as_bytes());
@@ -227,6 +284,13 @@ mod tests {
                     assert_eq!(x.cmp(&y), a.cmp(b), "{a:?} vs {b:?}");
                 }
                 assert_eq!(same(a, b), a == b, "{a:?} vs {b:?}");
+                let (x, y) = (order_key(a.as_bytes()), order_key(b.as_bytes()));
+                if a < b {
+                    assert!(x <= y, "{a:?} vs {b:?}");
+                }
+                if key.is_some() {
+                    assert_eq!(x == y, a == b, "{a:?} vs {b:?}");
+                }
             }
         }
     }
