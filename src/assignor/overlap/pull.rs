@@ -271,6 +271,29 @@ mod tests {
         topics: Vec<Vec<usize>>,
     }
 
+    impl Case {
+        /// The counts and loads [`pull`] leaves on a copy of the case's proposal.
+        fn pulled(
+            &self,
+            suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
+        ) -> (Vec<Vec<i32>>, Vec<i64>) {
+            let topics_of = |lm: usize, out: &mut Vec<usize>| {
+                out.clear();
+                out.extend(&self.topics[lm]);
+            };
+            let mut q = self.proposal.clone();
+            pull(
+                &mut q,
+                &self.gaining[..],
+                &self.base,
+                &self.degree,
+                &topics_of,
+                suits,
+            );
+            (q.count, q.load)
+        }
+    }
+
     /// A random case over `n` members: each topic on about two thirds of them, f_t 0 or 1,
     /// some of its r_t extras held; B_m random plus the floors, loads B_m plus the extras
     /// held; about a quarter of the subscribers gaining.
@@ -333,23 +356,11 @@ mod tests {
             let n = 3 + rng.below(10) as usize;
             let topics = 1 + rng.below(5) as usize;
             let c = random(&mut rng, n, topics);
-            let topics_of = |lm: usize, out: &mut Vec<usize>| {
-                out.clear();
-                out.extend(&c.topics[lm]);
-            };
             let run = |suits: Option<&dyn Fn(usize, usize, usize) -> bool>, planted: bool| {
                 LAST_OF_TIES.set(planted);
-                let mut q = c.proposal.clone();
-                pull(
-                    &mut q,
-                    &c.gaining[..],
-                    &c.base,
-                    &c.degree,
-                    &topics_of,
-                    suits,
-                );
+                let pulled = c.pulled(suits);
                 LAST_OF_TIES.set(false);
-                (q.count, q.load)
+                pulled
             };
             let none = run(None, false);
             assert_eq!(none, run(Some(&|_, _, _| false), false));
@@ -389,28 +400,16 @@ mod tests {
             let n = 3 + rng.below(12) as usize;
             let topics = 1 + rng.below(6) as usize;
             let c = random(&mut rng, n, topics);
-            let topics_of = |lm: usize, out: &mut Vec<usize>| {
-                out.clear();
-                out.extend(&c.topics[lm]);
-            };
             let odd = |_: usize, from: usize, _: usize| from % 2 == 1;
             let suits: Option<&dyn Fn(usize, usize, usize) -> bool> =
                 if round % 2 == 0 { None } else { Some(&odd) };
             let run = |eager: bool, planted: bool| {
                 EAGER.set(eager);
                 BOUND_LOW.set(planted);
-                let mut q = c.proposal.clone();
-                pull(
-                    &mut q,
-                    &c.gaining[..],
-                    &c.base,
-                    &c.degree,
-                    &topics_of,
-                    suits,
-                );
+                let pulled = c.pulled(suits);
                 EAGER.set(false);
                 BOUND_LOW.set(false);
-                (q.count, q.load)
+                pulled
             };
             let general = run(true, false);
             assert_eq!(run(false, false), general);
