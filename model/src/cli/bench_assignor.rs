@@ -336,17 +336,33 @@ fn print_row(row: &Row, json: bool, header: bool) {
         );
     }
     println!(
-        "{:<46} {:>9} {:>10.2} {:>10.2} {:>9.1} {:>10.2} {:>10.2} {:>9.1} {:>7.2}",
+        "{:<46} {:>9} {:>10} {:>10} {:>9.1} {:>10} {:>10} {:>9.1} {:>7.2}",
         row.case,
         row.partitions,
-        row.v2_median_ms,
-        row.v2_max_ms,
+        ms(row.v2_median_ms),
+        ms(row.v2_max_ms),
         row.v2_peak_mib,
-        row.v1_median_ms,
-        row.v1_max_ms,
+        ms(row.v1_median_ms),
+        ms(row.v1_max_ms),
         row.v1_peak_mib,
         row.ratio
     );
+}
+
+/// A time in ms with three significant digits (at least two decimals), so that rows of a
+/// few µs keep their precision.
+fn ms(value: f64) -> String {
+    let decimals = if value >= 100.0 {
+        2
+    } else {
+        let digits = if value > 0.0 {
+            value.log10().floor() as i32
+        } else {
+            0
+        };
+        (2 - digits).clamp(2, 6) as usize
+    };
+    format!("{value:.decimals$}")
 }
 
 /// A full (no owners) matrix spec.
@@ -542,29 +558,43 @@ fn total_partitions(spec: &GroupSpec) -> u64 {
     spec.topics.iter().map(|t| t.partitions.max(0) as u64).sum()
 }
 
-/// CPU time of the calling thread in nanoseconds, from Linux's `/proc/thread-self/schedstat`
-/// (first field). The benchmark reports CPU time because the wall time of a shared machine
-/// mostly measures the other processes; elsewhere it falls back to wall time.
-fn cpu_ns() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().next()?.parse().ok()
+/// The clock of a batch: CPU ns of this thread (`CLOCK_THREAD_CPUTIME_ID`, exact to the
+/// nanosecond, unlike `/proc/thread-self/schedstat`, which a running thread only sees
+/// advance at scheduler ticks of a few ms) when the platform has it, else wall ns.
+/// The benchmark reports CPU time because the wall time of a shared machine mostly
+/// measures the other processes.
+struct Clock {
+    cpu: Option<cpu_time::ThreadTime>,
+    wall: Instant,
 }
 
-/// The clock of a batch: CPU ns of this thread when available, else wall ns.
-fn clock_ns(start: Instant) -> u64 {
-    cpu_ns().unwrap_or_else(|| start.elapsed().as_nanos() as u64)
+impl Clock {
+    fn start() -> Self {
+        Self {
+            cpu: cpu_time::ThreadTime::try_now().ok(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// Nanoseconds since [`Clock::start`].
+    fn elapsed_ns(&self) -> u64 {
+        let spent = match &self.cpu {
+            Some(cpu) => cpu.try_elapsed().unwrap_or_else(|_| self.wall.elapsed()),
+            None => self.wall.elapsed(),
+        };
+        u64::try_from(spent.as_nanos()).unwrap_or(u64::MAX)
+    }
 }
 
-/// Runs `f` in a batch of calls lasting at least 40 ms of CPU (the CPU clock ticks coarsely)
-/// and returns the mean per call in ms.
+/// Runs `f` in a batch of calls lasting at least 40 ms of CPU, so that a fast call is timed
+/// over many, and returns the mean per call in ms.
 fn timed_batch<T>(mut f: impl FnMut() -> T) -> f64 {
-    let origin = Instant::now();
-    let first = clock_ns(origin);
+    let clock = Clock::start();
     let mut calls = 0u32;
     loop {
         drop(f());
         calls += 1;
-        let spent = clock_ns(origin).saturating_sub(first);
+        let spent = clock.elapsed_ns();
         if spent >= 40_000_000 || calls >= 10_000 {
             return spent as f64 / 1e6 / f64::from(calls);
         }
@@ -618,6 +648,16 @@ mod tests {
             v1_peak_mib: 0.0,
             ratio,
         }
+    }
+
+    #[test]
+    fn times_keep_three_significant_digits() {
+        assert_eq!(ms(0.02134), "0.0213");
+        assert_eq!(ms(0.1456), "0.146");
+        assert_eq!(ms(3.14159), "3.14");
+        assert_eq!(ms(21.333), "21.33");
+        assert_eq!(ms(1234.5), "1234.50");
+        assert_eq!(ms(0.0), "0.00");
     }
 
     #[test]
