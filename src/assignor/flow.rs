@@ -160,6 +160,14 @@ pub(crate) struct Network {
     /// The largest |base| + capacity of a convex edge (0 without one): with it, the
     /// certification bounds the cost of any convex arc (see `certify::packable`).
     convex_reach: i64,
+    /// Once laid out: whether every edge's cost is 0 in its first three components (and no
+    /// edge is convex), so that the certification may keep its distances as the last
+    /// component alone (see `certify::Last`).
+    last_only: bool,
+    /// The bytes of the first three components of every edge's cost, or-ed together as
+    /// the edges are added (a convex edge's mark has one in the second): 0 makes
+    /// `last_only`. Where a caller's cost is a constant, the or folds away.
+    first_three: u32,
     /// After [`Network::solve`]: edge id / 2 → the slot of the edge's backward arc, whose
     /// residual capacity is the edge's flow.
     slot: Buf<u32>,
@@ -187,7 +195,7 @@ pub(crate) enum Planted {
     /// Give up as [`Planted::GiveUp`] but leave the presets and cancellations in place.
     GiveUpUndoingNothing,
     /// Not a fault: certify with distances kept as [`Cost`]s even where they could be
-    /// packed, so that tests compare the two forms.
+    /// packed or kept as their last component, so that tests compare the forms.
     Unpacked,
 }
 
@@ -207,6 +215,8 @@ impl Network {
             added: Buf::largest(),
             convex_base: Buf::default(),
             convex_reach: 0,
+            last_only: false,
+            first_three: 0,
             slot: Buf::default(),
             arcs: Buf::default(),
             #[cfg(test)]
@@ -225,6 +235,7 @@ impl Network {
     #[inline(always)]
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
+        self.first_three |= u32::from_le_bytes(cost.map(|x| x as u8)) & 0x00ff_ffff;
         let id = 2 * self.added.len();
         self.added.push(Added {
             from: u,
@@ -361,6 +372,7 @@ impl Network {
             }
         }
         start.pop();
+        self.last_only = self.first_three == 0;
         self.slot = slot;
         self.arcs = arcs;
         (start, presets)

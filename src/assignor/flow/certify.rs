@@ -2,12 +2,14 @@
 //! of the proposed flow, cancelling the negative cycles it meets (the argument is in the
 //! parent module's docs).
 //!
-//! The distances are kept *packed* ([`Packed`]) wherever [`packable`] shows that no component
-//! of any distance the search can form leaves (−2³¹, 2³¹): the four components as one 128-bit
-//! integer, added and compared in two instructions each instead of four and up to eight.
-//! Elsewhere they are kept as [`Cost`]s. Both forms make the same comparisons come out the
-//! same way, so the search relaxes, records and cancels exactly the same, and returns the
-//! same distances and flow.
+//! The distances are kept as their last component alone ([`Last`]) where every arc costs
+//! nothing in the first three (the flow with floors: keeps cost `[0, 0, 0, −1]`), one integer
+//! added and compared in one instruction; else *packed* ([`Packed`]) wherever [`packable`]
+//! shows that no component of any distance the search can form leaves (−2³¹, 2³¹): the four
+//! components as one 128-bit integer, added and compared in two instructions each instead of
+//! four and up to eight. Elsewhere they are kept as [`Cost`]s. All three forms make the same
+//! comparisons come out the same way, so the search relaxes, records and cancels exactly the
+//! same, and returns the same distances and flow.
 
 use super::pool::{Buf, Shelved};
 use super::{Arc, Cost, NONE, Network, ZERO, add, less};
@@ -83,10 +85,12 @@ impl Network {
             self.arcs[rev].cap += x;
         }
         #[cfg(test)]
-        let packed = packable(self) && self.planted != Planted::Unpacked;
+        let unpacked = self.planted == Planted::Unpacked;
         #[cfg(not(test))]
-        let packed = packable(self);
-        let settled = if packed {
+        let unpacked = false;
+        let settled = if self.last_only && !unpacked {
+            self.certify::<Last>(start, value < supply)
+        } else if packable(self) && !unpacked {
             self.certify::<Packed>(start, value < supply)
         } else {
             self.certify::<Cost>(start, value < supply)
@@ -346,6 +350,38 @@ impl Dist for Cost {
     #[inline(always)]
     fn cost(self) -> Cost {
         self
+    }
+}
+
+/// A [`Cost`] whose first three components are 0, kept as its last. The certification uses
+/// it only where every arc's cost is of that form (no convex arc among them): every distance
+/// it forms, a sum of arc costs from 0, then is too, and the lexicographic order of such costs
+/// is the order of their last components. The sums stay far inside `i64`: at most 128 per
+/// improvement, and far fewer than 2⁵⁶ improvements within the work budget (see [`packable`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Last(i64);
+
+impl Dist for Last {
+    const ZERO: Last = Last(0);
+
+    #[inline(always)]
+    fn plus_fixed(self, c: [i8; 4]) -> Last {
+        Last(self.0 + i64::from(c[3]))
+    }
+
+    /// Only for costs of the form above, as every one where `Last` is used.
+    #[inline(always)]
+    fn plus(self, c: Cost) -> Last {
+        Last(self.0 + c[3])
+    }
+
+    #[inline(always)]
+    fn below(&self, other: &Last) -> bool {
+        self.0 < other.0
+    }
+
+    fn cost(self) -> Cost {
+        [0, 0, 0, self.0]
     }
 }
 

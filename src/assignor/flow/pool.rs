@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
-use super::certify::{Label, Packed};
+use super::certify::{Label, Last, Packed};
 use super::{Added, Arc, Cost};
 
 /// The most buffers of one element type a thread keeps (a solve holds about a dozen of `u32`).
@@ -36,6 +36,7 @@ pub(super) struct Pool {
     presets: Vec<Vec<(u32, i32)>>,
     labels: Vec<Vec<Label<Cost>>>,
     packed_labels: Vec<Vec<Label<Packed>>>,
+    last_labels: Vec<Vec<Label<Last>>>,
 }
 
 thread_local! {
@@ -73,6 +74,7 @@ shelved!(
     (u32, i32) => presets,
     Label<Cost> => labels,
     Label<Packed> => packed_labels,
+    Label<Last> => last_labels,
 );
 
 fn bytes_of<T>(v: &Vec<T>) -> usize {

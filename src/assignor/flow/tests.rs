@@ -138,6 +138,47 @@ fn packed_and_unpacked_certifications_find_the_same_flows() {
     assert!(partial > 300, "only {partial} partial proposals");
 }
 
+/// Where every cost lies in the last component alone (no convex edge), the certification
+/// with its distances kept as that component finds, edge for edge, the flows it finds with
+/// them kept as costs.
+#[test]
+fn last_component_and_unpacked_certifications_find_the_same_flows() {
+    use super::{CANCELLED, CERTIFIED, Network};
+    let mut seed = 0x1a57_c0de_5eed_0002_u64;
+    let (certified, cancelled) = (CERTIFIED.with(|c| c.get()), CANCELLED.with(|c| c.get()));
+    for case in 0..600 {
+        let (nodes, edges) = network(&mut seed, 6);
+        // Each cost's components summed into the last; a convex edge's base decides its cost.
+        let edges: Vec<Spec> = edges
+            .iter()
+            .map(|&(u, v, cap, c, convex)| {
+                let last = match convex {
+                    Some(b) => b as i8 - 2,
+                    None => c.iter().sum::<i8>(),
+                };
+                (u, v, cap, [0, 0, 0, last], None)
+            })
+            .collect();
+        let mut net = Network::new(nodes);
+        for &(u, v, cap, c, _) in &edges {
+            net.edge(u, v, cap, c);
+        }
+        let _ = net.lay_out();
+        assert!(net.last_only, "case {case}");
+        let (value, _) = reference(nodes, &edges);
+        for (kind, preset) in proposals(&mut seed, nodes, &edges).iter().enumerate() {
+            let last = solve_with(nodes, &edges, preset, Planted::None);
+            let unpacked = solve_with(nodes, &edges, preset, Planted::Unpacked);
+            assert_eq!(last, unpacked, "case {case}, proposal {kind}");
+            assert_eq!(last.0, value, "case {case}, proposal {kind}");
+        }
+    }
+    let certified = CERTIFIED.with(|c| c.get()) - certified;
+    let cancelled = CANCELLED.with(|c| c.get()) - cancelled;
+    assert!(certified > 2500, "only {certified} warm starts certified");
+    assert!(cancelled > 3000, "only {cancelled} cycles cancelled");
+}
+
 /// Packing is one to one on costs with components in (−2³¹, 2³¹), adds as the costs add and
 /// orders them lexicographically.
 #[test]
