@@ -375,7 +375,21 @@ fn leave_out(
     let mut mine: Vec<u32> = Vec::new();
     for lm in 0..n {
         let k = excess[lm] as usize;
-        if k > 0 {
+        if k == 1 {
+            // One drop (a join's usual case): the least key, the first (topics ascend) of the
+            // fewest free extras, found by one scan.
+            let cells = &gaining_of[start[lm]..start[lm + 1]];
+            if let Some((&first, rest)) = cells.split_first() {
+                let mut best = (free[first as usize], first);
+                for &i in rest {
+                    if free[i as usize] < best.0 {
+                        best = (free[i as usize], i);
+                    }
+                }
+                free[best.1 as usize] += 1;
+                dropped.push((best.1, lm as u32));
+            }
+        } else if k > 0 {
             // Each of its drops is a distinct topic, so the counts of the others do not move
             // while this member chooses: one ordering decides all of them.
             mine.clear();
@@ -482,6 +496,13 @@ fn merge_runs(mut list: Vec<u32>, kept: usize) -> Vec<u32> {
     if kept == 0 || list[kept - 1] < list[kept] {
         return list;
     }
+    if list.len() == kept + 1 {
+        // One filled (a join's usual case): put it in place.
+        let last = list[kept];
+        let at = list[..kept].partition_point(|&x| x < last);
+        list[at..].rotate_right(1);
+        return list;
+    }
     let mut merged = Vec::with_capacity(list.len());
     let (a, b) = list.split_at(kept);
     let (mut i, mut j) = (0, 0);
@@ -530,5 +551,7 @@ mod tests {
         assert_eq!(merge_runs(vec![8, 2, 5], 0), vec![2, 5, 8]);
         assert_eq!(merge_runs(vec![1, 2, 6, 3], 2), vec![1, 2, 3, 6]);
         assert_eq!(merge_runs(vec![3, 4, 1, 2], 2), vec![1, 2, 3, 4]);
+        assert_eq!(merge_runs(vec![1, 4, 9, 0], 3), vec![0, 1, 4, 9]);
+        assert_eq!(merge_runs(vec![1, 4, 9, 5], 3), vec![1, 4, 5, 9]);
     }
 }

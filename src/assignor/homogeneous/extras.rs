@@ -138,20 +138,12 @@ fn topic_extras_by(
         if floor == 0 {
             // Every owner gains. After a balanced deal the owners usually come in ascending
             // member order as well as by partition, each once: then the claims list the
-            // gaining members as they are (local ids ascend with member indices).
-            let mut last = None;
-            let mut ascending = true;
-            for &(_, m) in claims {
-                let lm = local(m);
-                if checked && last >= Some(lm) {
-                    ascending = false;
-                    break;
-                }
-                last = Some(lm);
-                all.push(lm);
-            }
-            if !ascending {
-                all.truncate(start);
+            // gaining members as they are (local ids ascend with member indices, so the
+            // members are checked: one scan, then one copy).
+            let ascending = !checked || claims.windows(2).all(|w| w[0].1 < w[1].1);
+            if ascending {
+                all.extend(claims.iter().map(|&(_, m)| local(m)));
+            } else {
                 // Each listed at its first partition, and the counts (only "seen" flags
                 // here) are reset through the gaining members, with no list of the touched.
                 gaining.clear();
