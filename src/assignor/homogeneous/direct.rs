@@ -32,6 +32,7 @@
 
 use super::TopicExtras;
 use super::blocked;
+use super::extras::every_gaining;
 
 #[cfg(test)]
 thread_local! {
@@ -46,12 +47,10 @@ thread_local! {
 /// members are its gaining members is marked `chosen_gaining` instead (read them by
 /// `TopicExtras::chosen`).
 pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
-    // How many gaining topics each member has.
+    // How many gaining topics each member has: one pass over every topic's list at once.
     let mut count = vec![0u32; n];
-    for x in topics.iter() {
-        for &lm in &x.gaining {
-            count[lm as usize] += 1;
-        }
+    for &lm in every_gaining(topics) {
+        count[lm as usize] += 1;
     }
 
     // The bound of the parent module: no y uses more gaining cells than a topic has extras,
@@ -70,11 +69,6 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let plus = s;
     #[cfg(test)]
     let plus = if SKIP_BOUND_CHECK.get() { 0 } else { s };
-    // Per topic, the extras no kept cell takes so far: r_t − g_t, plus one per cell left out.
-    let mut free: Vec<i64> = topics
-        .iter()
-        .map(|x| i64::from(x.extra) - x.gaining.len() as i64)
-        .collect();
     // (topic position, member) pairs left out.
     let mut dropped: Vec<(u32, u32)> = Vec::new();
     // Something is left out only when a topic has more gaining members than extras, or a
@@ -85,6 +79,12 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let over_cap = over > u64::from(plus) || count.iter().any(|&c| c > q + 1);
     let mut received = vec![0u32; n];
     if surplus_topic || over_cap {
+        // Per topic, the extras no kept cell takes so far: r_t − g_t, plus one per cell left
+        // out.
+        let mut free: Vec<i64> = topics
+            .iter()
+            .map(|x| i64::from(x.extra) - x.gaining.len() as i64)
+            .collect();
         leave_out(
             topics,
             &mut count,
@@ -131,7 +131,12 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     for i in 0..topics.len() {
         let (earlier, rest) = topics.split_at_mut(i);
         let x = &mut rest[0];
-        let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
+        // This topic's run of `dropped` (usually none or a few: a scan, not a search).
+        let drops_end = next_drop
+            + dropped[next_drop..]
+                .iter()
+                .take_while(|&&(t, _)| t as usize == i)
+                .count();
         // Nothing left out or forced here and every extra taken by a gaining member: the
         // choice is the gaining list itself, left where it is rather than copied (a join
         // gives most topics one such list; see `TopicExtras::chosen`).

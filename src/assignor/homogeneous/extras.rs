@@ -237,6 +237,24 @@ pub(super) struct Gaining {
     end: usize,
 }
 
+/// The gaining members of every topic of `topics` (local ids; each topic's ascending), one
+/// topic's after another, as one slice: the topics must be those of one [`Extras`], all of
+/// them, in any order (the order of the lists is then that of the topics as listed, which
+/// a count over members does not see).
+pub(super) fn every_gaining(topics: &[TopicExtras]) -> &[u32] {
+    let every = topics
+        .iter()
+        .find_map(|x| x.gaining.all.as_deref())
+        .unwrap_or(&[]);
+    #[cfg(test)]
+    assert_eq!(
+        every.len(),
+        topics.iter().map(|x| x.gaining.len()).sum::<usize>(),
+        "the topics of one Extras, all of them"
+    );
+    every
+}
+
 impl Gaining {
     /// How many gaining members (g_t), without reading the list.
     pub(super) fn len(&self) -> usize {
