@@ -357,24 +357,29 @@ fn leave_out(
     }
     let mut fill = start.clone();
     let mut gaining_of = vec![0u32; start[n]];
-    let mut left_out = vec![false; n];
+    // Whether a member's gaining cell of the current topic goes to its table: over its cap,
+    // and not left out of this topic above.
+    let mut listed: Vec<bool> = excess.iter().map(|&e| e > 0).collect();
     let mut surplus_drops = dropped.as_slice();
     for (i, x) in topics.iter().enumerate() {
         // This topic's surplus left out (a run of `dropped`, in topic order).
-        let run = surplus_drops.partition_point(|&(t, _)| t as usize == i);
+        let run = surplus_drops
+            .iter()
+            .take_while(|&&(t, _)| t as usize == i)
+            .count();
         let (here, rest) = surplus_drops.split_at(run);
         surplus_drops = rest;
         for &(_, lm) in here {
-            left_out[lm as usize] = true;
+            listed[lm as usize] = false;
         }
         for &lm in &x.gaining {
-            if excess[lm as usize] > 0 && !left_out[lm as usize] {
+            if listed[lm as usize] {
                 gaining_of[fill[lm as usize]] = i as u32;
                 fill[lm as usize] += 1;
             }
         }
         for &(_, lm) in here {
-            left_out[lm as usize] = false;
+            listed[lm as usize] = excess[lm as usize] > 0;
         }
     }
     let mut mine: Vec<u32> = Vec::new();
