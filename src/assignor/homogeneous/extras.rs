@@ -135,7 +135,9 @@ fn topic_extras_by(
         total_extras += u64::from(extra);
         let claims = &owners[t as usize];
         let start = all.len();
-        if floor == 0 {
+        if claims.is_empty() {
+            // Nothing claimed (a new group): nothing gains.
+        } else if floor == 0 {
             // Every owner gains. After a balanced deal the owners usually come in ascending
             // member order as well as by partition, each once: then the claims list the
             // gaining members as they are (local ids ascend with member indices, so the
