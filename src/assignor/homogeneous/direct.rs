@@ -32,6 +32,7 @@
 
 use super::TopicExtras;
 use super::blocked;
+use super::extras::every_gaining;
 
 #[cfg(test)]
 thread_local! {
@@ -46,12 +47,10 @@ thread_local! {
 /// members are its gaining members is marked `chosen_gaining` instead (read them by
 /// `TopicExtras::chosen`).
 pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32) -> bool {
-    // How many gaining topics each member has.
+    // How many gaining topics each member has: one pass over every topic's list at once.
     let mut count = vec![0u32; n];
-    for x in topics.iter() {
-        for &lm in &x.gaining {
-            count[lm as usize] += 1;
-        }
+    for &lm in every_gaining(topics) {
+        count[lm as usize] += 1;
     }
 
     // The bound of the parent module: no y uses more gaining cells than a topic has extras,
@@ -70,11 +69,6 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let plus = s;
     #[cfg(test)]
     let plus = if SKIP_BOUND_CHECK.get() { 0 } else { s };
-    // Per topic, the extras no kept cell takes so far: r_t − g_t, plus one per cell left out.
-    let mut free: Vec<i64> = topics
-        .iter()
-        .map(|x| i64::from(x.extra) - x.gaining.len() as i64)
-        .collect();
     // (topic position, member) pairs left out.
     let mut dropped: Vec<(u32, u32)> = Vec::new();
     // Something is left out only when a topic has more gaining members than extras, or a
@@ -85,6 +79,12 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     let over_cap = over > u64::from(plus) || count.iter().any(|&c| c > q + 1);
     let mut received = vec![0u32; n];
     if surplus_topic || over_cap {
+        // Per topic, the extras no kept cell takes so far: r_t − g_t, plus one per cell left
+        // out.
+        let mut free: Vec<i64> = topics
+            .iter()
+            .map(|x| i64::from(x.extra) - x.gaining.len() as i64)
+            .collect();
         leave_out(
             topics,
             &mut count,
@@ -131,7 +131,12 @@ pub(super) fn direct_extras(topics: &mut [TopicExtras], n: usize, q: u32, s: u32
     for i in 0..topics.len() {
         let (earlier, rest) = topics.split_at_mut(i);
         let x = &mut rest[0];
-        let drops_end = next_drop + dropped[next_drop..].partition_point(|&(t, _)| t as usize == i);
+        // This topic's run of `dropped` (usually none or a few: a scan, not a search).
+        let drops_end = next_drop
+            + dropped[next_drop..]
+                .iter()
+                .take_while(|&&(t, _)| t as usize == i)
+                .count();
         // Nothing left out or forced here and every extra taken by a gaining member: the
         // choice is the gaining list itself, left where it is rather than copied (a join
         // gives most topics one such list; see `TopicExtras::chosen`).
@@ -352,30 +357,49 @@ fn leave_out(
     }
     let mut fill = start.clone();
     let mut gaining_of = vec![0u32; start[n]];
-    let mut left_out = vec![false; n];
+    // Whether a member's gaining cell of the current topic goes to its table: over its cap,
+    // and not left out of this topic above.
+    let mut listed: Vec<bool> = excess.iter().map(|&e| e > 0).collect();
     let mut surplus_drops = dropped.as_slice();
     for (i, x) in topics.iter().enumerate() {
         // This topic's surplus left out (a run of `dropped`, in topic order).
-        let run = surplus_drops.partition_point(|&(t, _)| t as usize == i);
+        let run = surplus_drops
+            .iter()
+            .take_while(|&&(t, _)| t as usize == i)
+            .count();
         let (here, rest) = surplus_drops.split_at(run);
         surplus_drops = rest;
         for &(_, lm) in here {
-            left_out[lm as usize] = true;
+            listed[lm as usize] = false;
         }
         for &lm in &x.gaining {
-            if excess[lm as usize] > 0 && !left_out[lm as usize] {
+            if listed[lm as usize] {
                 gaining_of[fill[lm as usize]] = i as u32;
                 fill[lm as usize] += 1;
             }
         }
         for &(_, lm) in here {
-            left_out[lm as usize] = false;
+            listed[lm as usize] = excess[lm as usize] > 0;
         }
     }
     let mut mine: Vec<u32> = Vec::new();
     for lm in 0..n {
         let k = excess[lm] as usize;
-        if k > 0 {
+        if k == 1 {
+            // One drop (a join's usual case): the least key, the first (topics ascend) of the
+            // fewest free extras, found by one scan.
+            let cells = &gaining_of[start[lm]..start[lm + 1]];
+            if let Some((&first, rest)) = cells.split_first() {
+                let mut best = (free[first as usize], first);
+                for &i in rest {
+                    if free[i as usize] < best.0 {
+                        best = (free[i as usize], i);
+                    }
+                }
+                free[best.1 as usize] += 1;
+                dropped.push((best.1, lm as u32));
+            }
+        } else if k > 0 {
             // Each of its drops is a distinct topic, so the counts of the others do not move
             // while this member chooses: one ordering decides all of them.
             mine.clear();
@@ -482,6 +506,13 @@ fn merge_runs(mut list: Vec<u32>, kept: usize) -> Vec<u32> {
     if kept == 0 || list[kept - 1] < list[kept] {
         return list;
     }
+    if list.len() == kept + 1 {
+        // One filled (a join's usual case): put it in place.
+        let last = list[kept];
+        let at = list[..kept].partition_point(|&x| x < last);
+        list[at..].rotate_right(1);
+        return list;
+    }
     let mut merged = Vec::with_capacity(list.len());
     let (a, b) = list.split_at(kept);
     let (mut i, mut j) = (0, 0);
@@ -530,5 +561,7 @@ mod tests {
         assert_eq!(merge_runs(vec![8, 2, 5], 0), vec![2, 5, 8]);
         assert_eq!(merge_runs(vec![1, 2, 6, 3], 2), vec![1, 2, 3, 6]);
         assert_eq!(merge_runs(vec![3, 4, 1, 2], 2), vec![1, 2, 3, 4]);
+        assert_eq!(merge_runs(vec![1, 4, 9, 0], 3), vec![0, 1, 4, 9]);
+        assert_eq!(merge_runs(vec![1, 4, 9, 5], 3), vec![1, 4, 5, 9]);
     }
 }

@@ -135,23 +135,17 @@ fn topic_extras_by(
         total_extras += u64::from(extra);
         let claims = &owners[t as usize];
         let start = all.len();
-        if floor == 0 {
+        if claims.is_empty() {
+            // Nothing claimed (a new group): nothing gains.
+        } else if floor == 0 {
             // Every owner gains. After a balanced deal the owners usually come in ascending
             // member order as well as by partition, each once: then the claims list the
-            // gaining members as they are (local ids ascend with member indices).
-            let mut last = None;
-            let mut ascending = true;
-            for &(_, m) in claims {
-                let lm = local(m);
-                if checked && last >= Some(lm) {
-                    ascending = false;
-                    break;
-                }
-                last = Some(lm);
-                all.push(lm);
-            }
-            if !ascending {
-                all.truncate(start);
+            // gaining members as they are (local ids ascend with member indices, so the
+            // members are checked: one scan, then one copy).
+            let ascending = !checked || claims.windows(2).all(|w| w[0].1 < w[1].1);
+            if ascending {
+                all.extend(claims.iter().map(|&(_, m)| local(m)));
+            } else {
                 // Each listed at its first partition, and the counts (only "seen" flags
                 // here) are reset through the gaining members, with no list of the touched.
                 gaining.clear();
@@ -243,6 +237,24 @@ pub(super) struct Gaining {
     start: usize,
     /// Where they end.
     end: usize,
+}
+
+/// The gaining members of every topic of `topics` (local ids; each topic's ascending), one
+/// topic's after another, as one slice: the topics must be those of one [`Extras`], all of
+/// them, in any order (the order of the lists is then that of the topics as listed, which
+/// a count over members does not see).
+pub(super) fn every_gaining(topics: &[TopicExtras]) -> &[u32] {
+    let every = topics
+        .iter()
+        .find_map(|x| x.gaining.all.as_deref())
+        .unwrap_or(&[]);
+    #[cfg(test)]
+    assert_eq!(
+        every.len(),
+        topics.iter().map(|x| x.gaining.len()).sum::<usize>(),
+        "the topics of one Extras, all of them"
+    );
+    every
 }
 
 impl Gaining {
