@@ -183,6 +183,29 @@ impl Proposal {
         }
         let f = self.floor[lt];
         let (subs, count, load) = (&self.subs[lt], &mut self.count[lt], &mut self.load);
+        #[cfg(test)]
+        let single = !SINGLE_OFF.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let single = true;
+        if left == 1 && single {
+            // The one smallest (load, index) pair: the first of the lightest, in one pass
+            // (loads count partitions: every one is below i64::MAX).
+            let (mut low, mut at) = (i64::MAX, usize::MAX);
+            for (i, (&m, &k)) in subs.iter().zip(count.iter()).enumerate() {
+                if k == f {
+                    let l = load[m as usize];
+                    if l < low {
+                        (low, at) = (l, i);
+                    }
+                }
+            }
+            if at != usize::MAX {
+                mine.push(at as u32);
+                count[at] += 1;
+                load[subs[at] as usize] += 1;
+            }
+            return;
+        }
         // The loads of the subscribers with room, counted by load modulo HISTOGRAM: with the
         // loads within HISTOGRAM of each other, the buckets from the lightest's on,
         // cyclically, are the loads in ascending order.
@@ -338,6 +361,9 @@ thread_local! {
     /// (`Some(false)`: every topic handed out again, the reference; `Some(true)`: a planted
     /// fault, none is).
     pub(crate) static SAME_OVERRIDE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+    /// Tests only: [`Proposal::hand_out`] of a single extra takes the general path (the
+    /// histogram and the threshold scan), for a reference.
+    pub(crate) static SINGLE_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: the topics [`Proposal::hands_out_the_same`] spared a hand-out.
     pub(crate) static SPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }

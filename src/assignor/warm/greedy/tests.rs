@@ -140,6 +140,48 @@ fn spared_topics_are_exactly_those_a_hand_out_keeps() {
     assert!(differs > 10, "planted fault caught {differs} times");
 }
 
+/// A single extra handed out by the one-pass minimum goes where the general path (the
+/// histogram and the threshold scan) puts it: the same proposals on random ones whose topics
+/// mostly have one extra left (nothing held above the floors), with and without the switch.
+#[test]
+fn a_single_extra_goes_where_the_general_path_puts_it() {
+    let mut rng = crate::assignor::tests::Rng(31);
+    let complete = |p: &Proposal, general: bool| {
+        SINGLE_OFF.with(|c| c.set(general));
+        let mut q = p.clone();
+        let done = q.complete();
+        SINGLE_OFF.with(|c| c.set(false));
+        (done, q.count, q.load)
+    };
+    let mut singles = 0;
+    for round in 0..300 {
+        let n = 2 + rng.below(12) as u32;
+        let topics = 1 + rng.below(6) as usize;
+        let mut p = random(&mut rng, n, topics);
+        // Every extra taken back, and most topics left with one, some loads far apart (the
+        // general path's selection).
+        for lt in 0..p.subs.len() {
+            let f = p.floor[lt];
+            for (&m, k) in p.subs[lt].iter().zip(&mut p.count[lt]) {
+                if *k > f {
+                    *k = f;
+                    p.load[m as usize] -= 1;
+                }
+            }
+            if p.subs[lt].len() > 1 && rng.below(4) > 0 {
+                p.extra[lt] = 1;
+                p.has_extra[lt] = true;
+                singles += 1;
+            }
+        }
+        if round % 5 == 0 {
+            p.load[0] += 100;
+        }
+        assert_eq!(complete(&p, false), complete(&p, true));
+    }
+    assert!(singles > 300, "singles {singles}");
+}
+
 #[test]
 fn constrained_classes_align_first() {
     // Class 0 reaches racks 0 and 1, class 1 only rack 0: class 1 must take rack 0.
