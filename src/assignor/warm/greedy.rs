@@ -31,9 +31,9 @@ impl Proposal {
         if held.iter().zip(&self.extra).any(|(&h, &r)| h > r) {
             return false;
         }
-        for (lt, count) in self.count.iter_mut().enumerate() {
+        for lt in 0..self.count.len() {
             let f = self.floor[lt];
-            for k in count {
+            for k in &mut self.count[lt] {
                 // The floor units: the load already counts them.
                 *k = (*k).max(f);
             }

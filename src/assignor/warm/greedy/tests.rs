@@ -9,8 +9,8 @@ fn empty() -> Proposal {
         floor: vec![1, 0],
         has_extra: vec![true, true],
         extra: vec![1, 1],
-        subs: vec![vec![0, 1, 2], vec![0, 1]],
-        count: vec![vec![0, 0, 0], vec![0, 0]],
+        subs: vec![vec![0, 1, 2], vec![0, 1]].into(),
+        count: vec![vec![0, 0, 0], vec![0, 0]].into(),
         load: vec![1, 1, 1],
     }
 }
@@ -28,12 +28,12 @@ fn floors_are_filled_and_extras_go_to_the_lightest() {
 #[test]
 fn held_units_are_kept_and_too_many_extras_refused() {
     let mut p = empty();
-    p.count = vec![vec![0, 0, 2], vec![0, 0]];
+    p.count = vec![vec![0, 0, 2], vec![0, 0]].into();
     p.load = vec![1, 1, 2];
     assert!(p.complete());
     assert_eq!(p.count, vec![vec![1, 1, 2], vec![1, 0]]);
     let mut p = empty();
-    p.count = vec![vec![2, 2, 0], vec![0, 0]];
+    p.count = vec![vec![2, 2, 0], vec![0, 0]].into();
     assert!(!p.complete());
     assert_eq!(p.count, vec![vec![2, 2, 0], vec![0, 0]]);
 }
@@ -44,7 +44,7 @@ fn held_units_are_kept_and_too_many_extras_refused() {
 #[should_panic(expected = "held 0, above 1")]
 fn a_miscounted_held_extra_is_caught() {
     let mut p = empty();
-    p.count = vec![vec![1, 1, 2], vec![0, 0]];
+    p.count = vec![vec![1, 1, 2], vec![0, 0]].into();
     p.load = vec![1, 1, 2];
     p.complete_held(&[0, 0], &|_| false);
 }
@@ -55,8 +55,8 @@ fn one_topic(loads: &[i64], extra: i32) -> Proposal {
         floor: vec![0],
         has_extra: vec![extra > 0],
         extra: vec![extra],
-        subs: vec![(0..loads.len() as u32).collect()],
-        count: vec![vec![0; loads.len()]],
+        subs: vec![(0..loads.len() as u32).collect()].into(),
+        count: vec![vec![0; loads.len()]].into(),
         load: loads.to_vec(),
     }
 }
@@ -80,8 +80,8 @@ fn random(rng: &mut crate::assignor::tests::Rng, n: u32, topics: usize) -> Propo
         floor: Vec::new(),
         has_extra: Vec::new(),
         extra: Vec::new(),
-        subs: Vec::new(),
-        count: Vec::new(),
+        subs: Default::default(),
+        count: Default::default(),
         load: (0..n).map(|_| rng.below(6) as i64).collect(),
     };
     for _ in 0..topics {
