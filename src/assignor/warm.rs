@@ -131,15 +131,16 @@ impl Proposal {
     ) -> Proposal {
         let mut load = vec![0i64; comp.members.len()];
         let subs = local_subscribers(problem, comp);
-        let mut count = subs.filled(0);
-        for (lt, (local, &f)) in subs.iter().zip(floor).enumerate() {
+        // Row by row: a short fill each (one long zeroed buffer costs more, per byte).
+        let mut count = Ragged::with_capacity(subs.len(), subs.iter().map(<[u32]>::len).sum());
+        for (local, &f) in subs.iter().zip(floor) {
             // Overlapping groups are mostly topics with more subscribers than partitions.
             if f > 0 {
                 for &lm in local {
                     load[lm as usize] += i64::from(f);
                 }
-                count[lt].fill(f as i32);
             }
+            count.push_filled(f as i32, local.len());
         }
         Proposal {
             floor: floor.iter().map(|&f| f as i32).collect(),

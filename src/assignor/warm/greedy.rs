@@ -66,7 +66,7 @@ impl Proposal {
         let mut candidates = Vec::new();
         for (lt, &held) in held.iter().enumerate() {
             let left = (self.extra[lt] - held) as usize;
-            self.hand_out(lt, left, &mut mine, &mut candidates);
+            self.hand_out(lt, left, held == 0, &mut mine, &mut candidates);
             start.push(handed.len());
             handed.extend_from_slice(&mine);
         }
@@ -78,14 +78,16 @@ impl Proposal {
             let mut changed = false;
             for lt in 0..self.subs.len() {
                 let was = &mut handed[start[lt]..start[lt + 1]];
-                if was.is_empty() || self.hands_out_the_same(lt, was) {
+                // Without claims held, every subscriber but those of `was` is at its floor.
+                let bare = held[lt] == 0;
+                if was.is_empty() || self.hands_out_the_same(lt, was, bare) {
                     continue;
                 }
                 for &i in was.iter() {
                     self.count[lt][i as usize] -= 1;
                     self.load[self.subs[lt][i as usize] as usize] -= 1;
                 }
-                self.hand_out(lt, was.len(), &mut mine, &mut candidates);
+                self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates);
                 if mine != was {
                     changed = true;
                     was.copy_from_slice(&mine);
@@ -135,13 +137,26 @@ impl Proposal {
     /// handing them out again would give them to `mine` again: [`Proposal::hand_out`] picks
     /// the smallest (load, index) pairs among the subscribers with room, so it does exactly
     /// when every one of `mine`, one unit lighter, comes before every other subscriber with
-    /// room. One pass, instead of the take-back and the hand-out's passes.
-    fn hands_out_the_same(&self, lt: usize, mine: &[u32]) -> bool {
+    /// room. One pass, instead of the take-back and the hand-out's passes. `bare`: every
+    /// subscriber but those of `mine` is at its floor (has room), so no count is read.
+    fn hands_out_the_same(&self, lt: usize, mine: &[u32], bare: bool) -> bool {
         #[cfg(test)]
         if let Some(same) = SAME_OVERRIDE.with(std::cell::Cell::get) {
             return same;
         }
         let (f, subs) = (self.floor[lt], &self.subs[lt]);
+        if let (true, &[i]) = (bare, mine) {
+            // The one holder, one unit lighter, against every other subscriber.
+            let (i, load) = (i as usize, &self.load);
+            let last = load[subs[i] as usize] - 1;
+            let same = !subs[..i].iter().any(|&m| load[m as usize] <= last)
+                && !subs[i + 1..].iter().any(|&m| load[m as usize] < last);
+            #[cfg(test)]
+            if same {
+                SPARED.with(|c| c.set(c.get() + 1));
+            }
+            return same;
+        }
         let Some(last) = mine
             .iter()
             .map(|&i| (self.load[subs[i as usize] as usize] - 1, i as usize))
@@ -169,11 +184,13 @@ impl Proposal {
 
     /// Gives one extra of topic `lt` to each of the `left` lightest subscribers with room for
     /// one (ties to the lower index); writes their indices, ascending, into `mine`.
-    /// `candidates` is scratch space.
+    /// `bare`: every subscriber is at its floor (has room), so no count is read for a single
+    /// extra. `candidates` is scratch space.
     fn hand_out(
         &mut self,
         lt: usize,
         left: usize,
+        bare: bool,
         mine: &mut Vec<u32>,
         candidates: &mut Vec<(i64, u32)>,
     ) {
@@ -191,11 +208,20 @@ impl Proposal {
             // The one smallest (load, index) pair: the first of the lightest, in one pass
             // (loads count partitions: every one is below i64::MAX).
             let (mut low, mut at) = (i64::MAX, usize::MAX);
-            for (i, (&m, &k)) in subs.iter().zip(count.iter()).enumerate() {
-                if k == f {
+            if bare {
+                for (i, &m) in subs.iter().enumerate() {
                     let l = load[m as usize];
                     if l < low {
                         (low, at) = (l, i);
+                    }
+                }
+            } else {
+                for (i, (&m, &k)) in subs.iter().zip(count.iter()).enumerate() {
+                    if k == f {
+                        let l = load[m as usize];
+                        if l < low {
+                            (low, at) = (l, i);
+                        }
                     }
                 }
             }

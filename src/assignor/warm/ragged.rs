@@ -47,16 +47,24 @@ impl<T> Ragged<T> {
         Rows { of: self, next: 0 }
     }
 
-    /// Rows of the same lengths as these, every item `value`.
+    /// Rows of the same lengths as these, every item `value` (filled row by row: a short
+    /// fill each costs less than one long one, per item).
     pub fn filled<U: Clone>(&self, value: U) -> Ragged<U> {
-        Ragged {
-            items: vec![value; self.items.len()],
-            start: self.start.clone(),
+        let mut rows = Ragged::with_capacity(self.len(), self.items.len());
+        for row in self {
+            rows.push_filled(value.clone(), row.len());
         }
+        rows
     }
 }
 
 impl<T: Clone> Ragged<T> {
+    /// Appends a row of `len` copies of `value`.
+    pub fn push_filled(&mut self, value: T, len: usize) {
+        self.items.resize(self.items.len() + len, value);
+        self.start.push(self.items.len());
+    }
+
     /// Appends a row, a copy of `row`.
     pub fn push_slice(&mut self, row: &[T]) {
         self.items.extend_from_slice(row);
