@@ -7,6 +7,11 @@
 
 use super::super::flow::Network;
 use super::{MAX_MOVES, Proposal};
+use levels::Levels;
+
+mod levels;
+#[cfg(test)]
+pub(crate) use levels::LEVELS_OFF;
 
 impl Proposal {
     /// Hands out the units of every topic that nobody holds yet: every subscriber short of
@@ -64,9 +69,14 @@ impl Proposal {
         let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
+        // The same choices found by load level, where that costs less than the passes.
+        let mut levels = Levels::new(self, held);
         for (lt, &held) in held.iter().enumerate() {
             let left = (self.extra[lt] - held) as usize;
-            self.hand_out(lt, left, held == 0, &mut mine, &mut candidates);
+            match &mut levels {
+                Some(levels) => levels.hand_out(self, lt, left, &mut mine),
+                None => self.hand_out(lt, left, held == 0, &mut mine, &mut candidates),
+            }
             start.push(handed.len());
             handed.extend_from_slice(&mine);
         }
@@ -78,16 +88,25 @@ impl Proposal {
             let mut changed = false;
             for lt in 0..self.subs.len() {
                 let was = &mut handed[start[lt]..start[lt + 1]];
-                // Without claims held, every subscriber but those of `was` is at its floor.
-                let bare = held[lt] == 0;
-                if was.is_empty() || self.hands_out_the_same(lt, was, bare) {
+                if was.is_empty() {
                     continue;
                 }
-                for &i in was.iter() {
-                    self.count[lt][i as usize] -= 1;
-                    self.load[self.subs[lt][i as usize] as usize] -= 1;
+                if let Some(levels) = &mut levels {
+                    levels.take_back(self, lt, was);
+                    levels.hand_out(self, lt, was.len(), &mut mine);
+                } else {
+                    // Without claims held, every subscriber but those of `was` is at its
+                    // floor.
+                    let bare = held[lt] == 0;
+                    if self.hands_out_the_same(lt, was, bare) {
+                        continue;
+                    }
+                    for &i in was.iter() {
+                        self.count[lt][i as usize] -= 1;
+                        self.load[self.subs[lt][i as usize] as usize] -= 1;
+                    }
+                    self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates);
                 }
-                self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates);
                 if mine != was {
                     changed = true;
                     was.copy_from_slice(&mine);

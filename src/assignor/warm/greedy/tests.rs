@@ -182,6 +182,58 @@ fn a_single_extra_goes_where_the_general_path_puts_it() {
     assert!(singles > 300, "singles {singles}");
 }
 
+/// The hand-outs by load level choose what the passes over the subscribers choose: the same
+/// completed proposals, with and without levels, on random ones wide enough for levels (a
+/// few extras per topic, some held), and the levels were built for most of them.
+#[test]
+fn hand_outs_by_level_choose_what_the_passes_choose() {
+    let mut rng = crate::assignor::tests::Rng(37);
+    let complete = |p: &Proposal, off: bool| {
+        LEVELS_OFF.with(|c| c.set(off));
+        let mut q = p.clone();
+        let done = q.complete();
+        LEVELS_OFF.with(|c| c.set(false));
+        (done, q.count, q.load)
+    };
+    let mut built = 0;
+    for _ in 0..100 {
+        let n = 64 + rng.below(150) as u32;
+        let mut p = Proposal {
+            floor: Vec::new(),
+            has_extra: Vec::new(),
+            extra: Vec::new(),
+            subs: Default::default(),
+            count: Default::default(),
+            load: (0..n).map(|_| rng.below(4) as i64).collect(),
+        };
+        let mut held = Vec::new();
+        for _ in 0..2 + rng.below(6) {
+            let subs: Vec<u32> = (0..n).filter(|_| rng.below(8) > 0).collect();
+            let r = 2 + rng.below(subs.len() as u64 / 20) as i32;
+            let mut h = 0;
+            let count: Vec<i32> = (0..subs.len())
+                .map(|_| {
+                    let k = i32::from(h < r / 2 && rng.below(40) == 0);
+                    h += k;
+                    k
+                })
+                .collect();
+            for (&m, &k) in subs.iter().zip(&count) {
+                p.load[m as usize] += i64::from(k);
+            }
+            p.floor.push(0);
+            p.has_extra.push(true);
+            p.extra.push(r);
+            p.subs.push(subs);
+            p.count.push(count);
+            held.push(h);
+        }
+        built += usize::from(levels::Levels::new(&p, &held).is_some());
+        assert_eq!(complete(&p, false), complete(&p, true));
+    }
+    assert!(built > 50, "built {built}");
+}
+
 #[test]
 fn constrained_classes_align_first() {
     // Class 0 reaches racks 0 and 1, class 1 only rack 0: class 1 must take rack 0.
