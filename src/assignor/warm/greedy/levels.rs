@@ -70,9 +70,9 @@ impl Levels {
             let at = levels.at(l) + lm / 64;
             levels.bits[at] |= 1 << (lm % 64);
         }
-        for lt in 0..topics {
+        for (lt, &h) in held.iter().enumerate() {
             let (f, room) = (p.floor[lt], &mut levels.room[lt * words..(lt + 1) * words]);
-            if held[lt] == 0 {
+            if h == 0 {
                 // Every subscriber is at its floor.
                 for &lm in &p.subs[lt] {
                     room[lm as usize / 64] |= 1 << (lm % 64);
