@@ -94,7 +94,7 @@
 use super::components::Component;
 use super::deal::{Dealer, Topic};
 use super::problem::Problem;
-use super::warm::Proposal;
+use super::warm::{Proposal, Ragged};
 use bounds::{Bounds, balanced};
 use cells::{Cells, by_position, locate};
 use extras::{member_edges, solve_extras};
@@ -231,7 +231,7 @@ pub(crate) struct Counts {
     /// Per local topic: f_t.
     pub floor: Vec<u32>,
     /// Per local topic: its subscribers as local member indices, ascending.
-    pub subs: Vec<Vec<u32>>,
+    pub subs: Ragged<u32>,
     /// Per local topic: indices into `subs[lt]` of the members given an extra, ascending.
     pub chosen: Vec<Vec<u32>>,
     /// Per local member: its load.
@@ -360,7 +360,7 @@ fn choose_with(
             degree[lm as usize] -= 1;
         }
     }
-    let widest = proposal.subs.iter().map(Vec::len).max().unwrap_or(0);
+    let widest = proposal.subs.iter().map(<[u32]>::len).max().unwrap_or(0);
 
     // Then the extras its claims gain from (see `cells`), each given its extra at once (every
     // count was at its floor) and taken back where the topic has too few. Every gaining cell

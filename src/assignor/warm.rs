@@ -12,11 +12,13 @@
 //! changed, one member joining) and skip it where it would certainly fail.
 
 mod greedy;
+mod ragged;
 mod tracker;
 
 #[cfg(test)]
 pub(crate) use greedy::GREEDY_OFF;
 pub(crate) use greedy::{ClassRoute, greedy_wanted, route_topic};
+pub(crate) use ragged::Ragged;
 pub(crate) use tracker::Tracker;
 
 #[cfg(test)]
@@ -53,9 +55,9 @@ pub(crate) struct Proposal {
     /// Per local topic: r_t, the number of extras.
     pub extra: Vec<i32>,
     /// Per local topic: its subscribers as local member indices, ascending.
-    pub subs: Vec<Vec<u32>>,
+    pub subs: Ragged<u32>,
     /// Per local topic, per subscriber (same order as `subs`): units of the topic held.
-    pub count: Vec<Vec<i32>>,
+    pub count: Ragged<i32>,
     /// Per local member: B_m plus the extras held (the load the convex costs see).
     pub load: Vec<i64>,
 }
@@ -76,18 +78,25 @@ pub(crate) struct Move {
 /// its fair share; more moves mean the claims are far from optimal anyway.
 pub(crate) const MAX_MOVES: usize = 64;
 
-/// Topic `t`'s subscribers as local indices of `comp`'s members, ascending.
-fn local_subscribers(problem: &Problem<'_>, comp: &Component, t: u32) -> Vec<u32> {
-    let subscribers = &problem.subscribers[t as usize];
+/// Every topic's subscribers of `comp` as local indices of its members, ascending.
+fn local_subscribers(problem: &Problem<'_>, comp: &Component) -> Ragged<u32> {
+    let subscribers = |t: u32| &problem.subscribers[t as usize];
+    let total = comp.topics.iter().map(|&t| subscribers(t).len()).sum();
+    let mut subs = Ragged::with_capacity(comp.topics.len(), total);
     // A component of every member (the usual case) numbers them as the problem does.
-    if comp.holds_every_member(problem.members.len()) {
-        subscribers.clone()
-    } else {
-        subscribers
-            .iter()
-            .map(|&m| comp.members.partition_point(|&x| x < m) as u32)
-            .collect()
+    let whole = comp.holds_every_member(problem.members.len());
+    for &t in &comp.topics {
+        if whole {
+            subs.push_slice(subscribers(t));
+        } else {
+            subs.push(
+                subscribers(t)
+                    .iter()
+                    .map(|&m| comp.members.partition_point(|&x| x < m) as u32),
+            );
+        }
     }
+    subs
 }
 
 impl Proposal {
@@ -100,16 +109,12 @@ impl Proposal {
         extra: &[u32],
         base: &[i64],
     ) -> Proposal {
-        let subs: Vec<Vec<u32>> = comp
-            .topics
-            .iter()
-            .map(|&t| local_subscribers(problem, comp, t))
-            .collect();
+        let subs = local_subscribers(problem, comp);
         Proposal {
             floor: floor.iter().map(|&f| f as i32).collect(),
             has_extra: extra.iter().map(|&r| r > 0).collect(),
             extra: extra.iter().map(|&r| r as i32).collect(),
-            count: subs.iter().map(|s| vec![0; s.len()]).collect(),
+            count: subs.filled(0),
             subs,
             load: base.to_vec(),
         }
@@ -125,18 +130,17 @@ impl Proposal {
         extra: &[u32],
     ) -> Proposal {
         let mut load = vec![0i64; comp.members.len()];
-        let mut subs = Vec::with_capacity(comp.topics.len());
-        let mut count = Vec::with_capacity(comp.topics.len());
-        for (&t, &f) in comp.topics.iter().zip(floor) {
-            let local = local_subscribers(problem, comp, t);
+        let subs = local_subscribers(problem, comp);
+        // Row by row: a short fill each (one long zeroed buffer costs more, per byte).
+        let mut count = Ragged::with_capacity(subs.len(), subs.iter().map(<[u32]>::len).sum());
+        for (local, &f) in subs.iter().zip(floor) {
             // Overlapping groups are mostly topics with more subscribers than partitions.
             if f > 0 {
-                for &lm in &local {
+                for &lm in local {
                     load[lm as usize] += i64::from(f);
                 }
             }
-            count.push(vec![f as i32; local.len()]);
-            subs.push(local);
+            count.push_filled(f as i32, local.len());
         }
         Proposal {
             floor: floor.iter().map(|&f| f as i32).collect(),
@@ -297,8 +301,8 @@ mod tests {
             floor: vec![0],
             has_extra: vec![true],
             extra: vec![2],
-            subs: vec![vec![0, 1, 2]],
-            count: vec![vec![1, 1, 0]],
+            subs: vec![vec![0, 1, 2]].into(),
+            count: vec![vec![1, 1, 0]].into(),
             load: vec![5, 4, 0],
         }
     }
@@ -341,7 +345,7 @@ mod tests {
     fn a_missing_floor_is_filled_first_from_a_held_extra() {
         let mut p = joiner();
         p.floor = vec![1];
-        p.count = vec![vec![2, 1, 0]];
+        p.count = vec![vec![2, 1, 0]].into();
         p.load = vec![2, 1, 1];
         assert!(p.hopeless());
         let mv = p.best_move(&|_, _, _| false).unwrap();

@@ -232,6 +232,7 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assignor::warm::Ragged;
 
     /// Two topics (f = 0): members 0–2 hold one extra of each, member 3 (a joiner on both)
     /// holds nothing. Member 0's extra of topic 0 gains, member 1's does not.
@@ -240,8 +241,8 @@ mod tests {
             floor: vec![0, 0],
             has_extra: vec![true, true],
             extra: vec![3, 3],
-            subs: vec![vec![0, 1, 2, 3], vec![0, 1, 2, 3]],
-            count: vec![vec![1, 1, 1, 0], vec![1, 1, 1, 0]],
+            subs: vec![vec![0, 1, 2, 3], vec![0, 1, 2, 3]].into(),
+            count: vec![vec![1, 1, 1, 0], vec![1, 1, 1, 0]].into(),
             load: vec![2, 2, 2, 0],
         }
     }
@@ -276,7 +277,7 @@ mod tests {
         fn pulled(
             &self,
             suits: Option<&dyn Fn(usize, usize, usize) -> bool>,
-        ) -> (Vec<Vec<i32>>, Vec<i64>) {
+        ) -> (Ragged<i32>, Vec<i64>) {
             let topics_of = |lm: usize, out: &mut Vec<usize>| {
                 out.clear();
                 out.extend(&self.topics[lm]);
@@ -303,8 +304,8 @@ mod tests {
                 floor: Vec::new(),
                 has_extra: Vec::new(),
                 extra: Vec::new(),
-                subs: Vec::new(),
-                count: Vec::new(),
+                subs: Default::default(),
+                count: Default::default(),
                 load: Vec::new(),
             },
             gaining: Vec::new(),
@@ -375,7 +376,7 @@ mod tests {
     fn members_within_one_of_every_holder_pull_nothing() {
         let mut p = joiner();
         p.load = vec![2, 2, 2, 1];
-        p.count = vec![vec![1, 1, 1, 0], vec![1, 1, 0, 1]];
+        p.count = vec![vec![1, 1, 1, 0], vec![1, 1, 0, 1]].into();
         let before = p.clone();
         pull(
             &mut p,

@@ -85,8 +85,8 @@ fn random_proposal(rng: &mut Rng) -> Proposal {
         has_extra: extra.iter().map(|&r| r > 0).collect(),
         floor,
         extra,
-        subs,
-        count,
+        subs: subs.into(),
+        count: count.into(),
         load,
     }
 }
@@ -138,8 +138,8 @@ fn short_floors_take_the_free_units_in_index_order() {
         floor: vec![1],
         has_extra: vec![false],
         extra: vec![0],
-        subs: vec![vec![0, 1, 2, 3]],
-        count: vec![vec![1, 1, 0, 0]],
+        subs: vec![vec![0, 1, 2, 3]].into(),
+        count: vec![vec![1, 1, 0, 0]].into(),
         load: vec![1, 1, 1, 1],
     };
     // Two units free (4 − 2 held), two subscribers short.
@@ -152,8 +152,8 @@ fn short_floors_take_the_free_units_in_index_order() {
         floor: vec![2],
         has_extra: vec![true],
         extra: vec![1],
-        subs: vec![vec![0, 1, 2]],
-        count: vec![vec![3, 2, 1]],
+        subs: vec![vec![0, 1, 2]].into(),
+        count: vec![vec![3, 2, 1]].into(),
         load: vec![3, 2, 2],
     };
     assert_eq!(p.fill_floors(), Some(vec![vec![0, 0, 1]]));

@@ -9,7 +9,7 @@ use super::super::components::Component;
 use super::super::flow::Network;
 use super::super::problem::Problem;
 use super::super::warm::{
-    ClassRoute, MAX_MOVES, Proposal, Tracker, greedy_wanted, route_topic, warm_wanted,
+    ClassRoute, MAX_MOVES, Proposal, Ragged, Tracker, greedy_wanted, route_topic, warm_wanted,
 };
 
 /// Where a pool's outgoing edge leads.
@@ -305,7 +305,7 @@ pub(super) fn solve(
         // are a range (a lookup only, so no order leaks into the result).
         // Without racks nothing suits better than anything else: no lookup to build.
         let mut kept_by: Vec<(u32, usize, usize)> = Vec::new();
-        let mut subs = Vec::new();
+        let mut subs = Ragged::default();
         if any_rack {
             kept_by = kept
                 .iter()

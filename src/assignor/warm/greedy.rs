@@ -7,6 +7,11 @@
 
 use super::super::flow::Network;
 use super::{MAX_MOVES, Proposal};
+use levels::Levels;
+
+mod levels;
+#[cfg(test)]
+pub(crate) use levels::LEVELS_OFF;
 
 impl Proposal {
     /// Hands out the units of every topic that nobody holds yet: every subscriber short of
@@ -31,9 +36,9 @@ impl Proposal {
         if held.iter().zip(&self.extra).any(|(&h, &r)| h > r) {
             return false;
         }
-        for (lt, count) in self.count.iter_mut().enumerate() {
+        for lt in 0..self.count.len() {
             let f = self.floor[lt];
-            for k in count {
+            for k in &mut self.count[lt] {
                 // The floor units: the load already counts them.
                 *k = (*k).max(f);
             }
@@ -64,9 +69,14 @@ impl Proposal {
         let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
+        // The same choices found by load level, where that costs less than the passes.
+        let mut levels = Levels::new(self, held);
         for (lt, &held) in held.iter().enumerate() {
             let left = (self.extra[lt] - held) as usize;
-            self.hand_out(lt, left, &mut mine, &mut candidates);
+            match &mut levels {
+                Some(levels) => levels.hand_out(self, lt, left, &mut mine),
+                None => self.hand_out(lt, left, held == 0, &mut mine, &mut candidates),
+            }
             start.push(handed.len());
             handed.extend_from_slice(&mine);
         }
@@ -78,14 +88,25 @@ impl Proposal {
             let mut changed = false;
             for lt in 0..self.subs.len() {
                 let was = &mut handed[start[lt]..start[lt + 1]];
-                if was.is_empty() || self.hands_out_the_same(lt, was) {
+                if was.is_empty() {
                     continue;
                 }
-                for &i in was.iter() {
-                    self.count[lt][i as usize] -= 1;
-                    self.load[self.subs[lt][i as usize] as usize] -= 1;
+                if let Some(levels) = &mut levels {
+                    levels.take_back(self, lt, was);
+                    levels.hand_out(self, lt, was.len(), &mut mine);
+                } else {
+                    // Without claims held, every subscriber but those of `was` is at its
+                    // floor.
+                    let bare = held[lt] == 0;
+                    if self.hands_out_the_same(lt, was, bare) {
+                        continue;
+                    }
+                    for &i in was.iter() {
+                        self.count[lt][i as usize] -= 1;
+                        self.load[self.subs[lt][i as usize] as usize] -= 1;
+                    }
+                    self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates);
                 }
-                self.hand_out(lt, was.len(), &mut mine, &mut candidates);
                 if mine != was {
                     changed = true;
                     was.copy_from_slice(&mine);
@@ -135,13 +156,26 @@ impl Proposal {
     /// handing them out again would give them to `mine` again: [`Proposal::hand_out`] picks
     /// the smallest (load, index) pairs among the subscribers with room, so it does exactly
     /// when every one of `mine`, one unit lighter, comes before every other subscriber with
-    /// room. One pass, instead of the take-back and the hand-out's passes.
-    fn hands_out_the_same(&self, lt: usize, mine: &[u32]) -> bool {
+    /// room. One pass, instead of the take-back and the hand-out's passes. `bare`: every
+    /// subscriber but those of `mine` is at its floor (has room), so no count is read.
+    fn hands_out_the_same(&self, lt: usize, mine: &[u32], bare: bool) -> bool {
         #[cfg(test)]
         if let Some(same) = SAME_OVERRIDE.with(std::cell::Cell::get) {
             return same;
         }
         let (f, subs) = (self.floor[lt], &self.subs[lt]);
+        if let (true, &[i]) = (bare, mine) {
+            // The one holder, one unit lighter, against every other subscriber.
+            let (i, load) = (i as usize, &self.load);
+            let last = load[subs[i] as usize] - 1;
+            let same = !subs[..i].iter().any(|&m| load[m as usize] <= last)
+                && !subs[i + 1..].iter().any(|&m| load[m as usize] < last);
+            #[cfg(test)]
+            if same {
+                SPARED.with(|c| c.set(c.get() + 1));
+            }
+            return same;
+        }
         let Some(last) = mine
             .iter()
             .map(|&i| (self.load[subs[i as usize] as usize] - 1, i as usize))
@@ -169,11 +203,13 @@ impl Proposal {
 
     /// Gives one extra of topic `lt` to each of the `left` lightest subscribers with room for
     /// one (ties to the lower index); writes their indices, ascending, into `mine`.
-    /// `candidates` is scratch space.
+    /// `bare`: every subscriber is at its floor (has room), so no count is read for a single
+    /// extra. `candidates` is scratch space.
     fn hand_out(
         &mut self,
         lt: usize,
         left: usize,
+        bare: bool,
         mine: &mut Vec<u32>,
         candidates: &mut Vec<(i64, u32)>,
     ) {
@@ -183,6 +219,38 @@ impl Proposal {
         }
         let f = self.floor[lt];
         let (subs, count, load) = (&self.subs[lt], &mut self.count[lt], &mut self.load);
+        #[cfg(test)]
+        let single = !SINGLE_OFF.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let single = true;
+        if left == 1 && single {
+            // The one smallest (load, index) pair: the first of the lightest, in one pass
+            // (loads count partitions: every one is below i64::MAX).
+            let (mut low, mut at) = (i64::MAX, usize::MAX);
+            if bare {
+                for (i, &m) in subs.iter().enumerate() {
+                    let l = load[m as usize];
+                    if l < low {
+                        (low, at) = (l, i);
+                    }
+                }
+            } else {
+                for (i, (&m, &k)) in subs.iter().zip(count.iter()).enumerate() {
+                    if k == f {
+                        let l = load[m as usize];
+                        if l < low {
+                            (low, at) = (l, i);
+                        }
+                    }
+                }
+            }
+            if at != usize::MAX {
+                mine.push(at as u32);
+                count[at] += 1;
+                load[subs[at] as usize] += 1;
+            }
+            return;
+        }
         // The loads of the subscribers with room, counted by load modulo HISTOGRAM: with the
         // loads within HISTOGRAM of each other, the buckets from the lightest's on,
         // cyclically, are the loads in ascending order.
@@ -338,6 +406,9 @@ thread_local! {
     /// (`Some(false)`: every topic handed out again, the reference; `Some(true)`: a planted
     /// fault, none is).
     pub(crate) static SAME_OVERRIDE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+    /// Tests only: [`Proposal::hand_out`] of a single extra takes the general path (the
+    /// histogram and the threshold scan), for a reference.
+    pub(crate) static SINGLE_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: the topics [`Proposal::hands_out_the_same`] spared a hand-out.
     pub(crate) static SPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }

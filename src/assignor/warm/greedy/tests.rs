@@ -9,8 +9,8 @@ fn empty() -> Proposal {
         floor: vec![1, 0],
         has_extra: vec![true, true],
         extra: vec![1, 1],
-        subs: vec![vec![0, 1, 2], vec![0, 1]],
-        count: vec![vec![0, 0, 0], vec![0, 0]],
+        subs: vec![vec![0, 1, 2], vec![0, 1]].into(),
+        count: vec![vec![0, 0, 0], vec![0, 0]].into(),
         load: vec![1, 1, 1],
     }
 }
@@ -28,12 +28,12 @@ fn floors_are_filled_and_extras_go_to_the_lightest() {
 #[test]
 fn held_units_are_kept_and_too_many_extras_refused() {
     let mut p = empty();
-    p.count = vec![vec![0, 0, 2], vec![0, 0]];
+    p.count = vec![vec![0, 0, 2], vec![0, 0]].into();
     p.load = vec![1, 1, 2];
     assert!(p.complete());
     assert_eq!(p.count, vec![vec![1, 1, 2], vec![1, 0]]);
     let mut p = empty();
-    p.count = vec![vec![2, 2, 0], vec![0, 0]];
+    p.count = vec![vec![2, 2, 0], vec![0, 0]].into();
     assert!(!p.complete());
     assert_eq!(p.count, vec![vec![2, 2, 0], vec![0, 0]]);
 }
@@ -44,7 +44,7 @@ fn held_units_are_kept_and_too_many_extras_refused() {
 #[should_panic(expected = "held 0, above 1")]
 fn a_miscounted_held_extra_is_caught() {
     let mut p = empty();
-    p.count = vec![vec![1, 1, 2], vec![0, 0]];
+    p.count = vec![vec![1, 1, 2], vec![0, 0]].into();
     p.load = vec![1, 1, 2];
     p.complete_held(&[0, 0], &|_| false);
 }
@@ -55,8 +55,8 @@ fn one_topic(loads: &[i64], extra: i32) -> Proposal {
         floor: vec![0],
         has_extra: vec![extra > 0],
         extra: vec![extra],
-        subs: vec![(0..loads.len() as u32).collect()],
-        count: vec![vec![0; loads.len()]],
+        subs: vec![(0..loads.len() as u32).collect()].into(),
+        count: vec![vec![0; loads.len()]].into(),
         load: loads.to_vec(),
     }
 }
@@ -80,8 +80,8 @@ fn random(rng: &mut crate::assignor::tests::Rng, n: u32, topics: usize) -> Propo
         floor: Vec::new(),
         has_extra: Vec::new(),
         extra: Vec::new(),
-        subs: Vec::new(),
-        count: Vec::new(),
+        subs: Default::default(),
+        count: Default::default(),
         load: (0..n).map(|_| rng.below(6) as i64).collect(),
     };
     for _ in 0..topics {
@@ -138,6 +138,100 @@ fn spared_topics_are_exactly_those_a_hand_out_keeps() {
     }
     assert!(spared > 50, "spared {spared}");
     assert!(differs > 10, "planted fault caught {differs} times");
+}
+
+/// A single extra handed out by the one-pass minimum goes where the general path (the
+/// histogram and the threshold scan) puts it: the same proposals on random ones whose topics
+/// mostly have one extra left (nothing held above the floors), with and without the switch.
+#[test]
+fn a_single_extra_goes_where_the_general_path_puts_it() {
+    let mut rng = crate::assignor::tests::Rng(31);
+    let complete = |p: &Proposal, general: bool| {
+        SINGLE_OFF.with(|c| c.set(general));
+        let mut q = p.clone();
+        let done = q.complete();
+        SINGLE_OFF.with(|c| c.set(false));
+        (done, q.count, q.load)
+    };
+    let mut singles = 0;
+    for round in 0..300 {
+        let n = 2 + rng.below(12) as u32;
+        let topics = 1 + rng.below(6) as usize;
+        let mut p = random(&mut rng, n, topics);
+        // Every extra taken back, and most topics left with one, some loads far apart (the
+        // general path's selection).
+        for lt in 0..p.subs.len() {
+            let f = p.floor[lt];
+            for (&m, k) in p.subs[lt].iter().zip(&mut p.count[lt]) {
+                if *k > f {
+                    *k = f;
+                    p.load[m as usize] -= 1;
+                }
+            }
+            if p.subs[lt].len() > 1 && rng.below(4) > 0 {
+                p.extra[lt] = 1;
+                p.has_extra[lt] = true;
+                singles += 1;
+            }
+        }
+        if round % 5 == 0 {
+            p.load[0] += 100;
+        }
+        assert_eq!(complete(&p, false), complete(&p, true));
+    }
+    assert!(singles > 300, "singles {singles}");
+}
+
+/// The hand-outs by load level choose what the passes over the subscribers choose: the same
+/// completed proposals, with and without levels, on random ones wide enough for levels (a
+/// few extras per topic, some held), and the levels were built for most of them.
+#[test]
+fn hand_outs_by_level_choose_what_the_passes_choose() {
+    let mut rng = crate::assignor::tests::Rng(37);
+    let complete = |p: &Proposal, off: bool| {
+        LEVELS_OFF.with(|c| c.set(off));
+        let mut q = p.clone();
+        let done = q.complete();
+        LEVELS_OFF.with(|c| c.set(false));
+        (done, q.count, q.load)
+    };
+    let mut built = 0;
+    for _ in 0..100 {
+        let n = 64 + rng.below(150) as u32;
+        let mut p = Proposal {
+            floor: Vec::new(),
+            has_extra: Vec::new(),
+            extra: Vec::new(),
+            subs: Default::default(),
+            count: Default::default(),
+            load: (0..n).map(|_| rng.below(4) as i64).collect(),
+        };
+        let mut held = Vec::new();
+        for _ in 0..2 + rng.below(6) {
+            let subs: Vec<u32> = (0..n).filter(|_| rng.below(8) > 0).collect();
+            let r = 2 + rng.below(subs.len() as u64 / 20) as i32;
+            let mut h = 0;
+            let count: Vec<i32> = (0..subs.len())
+                .map(|_| {
+                    let k = i32::from(h < r / 2 && rng.below(40) == 0);
+                    h += k;
+                    k
+                })
+                .collect();
+            for (&m, &k) in subs.iter().zip(&count) {
+                p.load[m as usize] += i64::from(k);
+            }
+            p.floor.push(0);
+            p.has_extra.push(true);
+            p.extra.push(r);
+            p.subs.push(subs);
+            p.count.push(count);
+            held.push(h);
+        }
+        built += usize::from(levels::Levels::new(&p, &held).is_some());
+        assert_eq!(complete(&p, false), complete(&p, true));
+    }
+    assert!(built > 50, "built {built}");
 }
 
 #[test]

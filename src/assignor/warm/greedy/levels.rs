@@ -1,0 +1,163 @@
+//! The hand-outs of [`Proposal::complete_held`] by load level: the members of a component
+//! as one bitset per load, and each topic's subscribers with room as a bitset, so that the
+//! lightest subscribers with room of a topic are found a few words per load at a time
+//! instead of by a pass over the topic's subscribers.
+//!
+//! It chooses exactly what [`Proposal::hand_out`] does: the `left` smallest (load, index)
+//! pairs among the subscribers with room (all of them if they are no more). A topic's
+//! subscribers are ascending local members, so a lower index is a lower member: the lowest
+//! levels first, and within the last level taken, its lowest members.
+
+use super::super::Proposal;
+
+/// Members by load and topics' rooms as bitsets over a component's local members.
+pub(super) struct Levels {
+    /// Words per bitset.
+    words: usize,
+    /// The load of level 0: the lightest member's when built (no load falls below it: the
+    /// hand-outs take back only what they gave).
+    low: i64,
+    /// Level l's members (load `low + l`) at `bits[l * words..(l + 1) * words]`.
+    bits: Vec<u64>,
+    /// Local topic lt's subscribers at their floor (room for an extra) at
+    /// `room[lt * words..(lt + 1) * words]`.
+    room: Vec<u64>,
+}
+
+/// The widest spread of loads (lightest to heaviest) for which levels are built.
+const SPREAD: i64 = 64;
+
+impl Levels {
+    /// The levels of `p` (every count at its floor or one above, `held[lt]` of topic lt's
+    /// above), or `None` where a pass over a topic's subscribers costs less: members' loads
+    /// spread wider than [`SPREAD`], few subscribers per topic for the words of a bitset, or
+    /// most subscriptions in topics with at most one extra to hand out (one pass finds it),
+    /// or many extras for the subscriptions (each taken back and handed out again in every
+    /// improving pass, where a pass over the subscribers mostly finds them unchanged).
+    pub fn new(p: &Proposal, held: &[i32]) -> Option<Levels> {
+        #[cfg(test)]
+        if LEVELS_OFF.with(std::cell::Cell::get) {
+            return None;
+        }
+        let n = p.load.len();
+        let words = n.div_ceil(64);
+        let topics = p.subs.len();
+        let subscriptions: usize = p.subs.iter().map(<[u32]>::len).sum();
+        let low = *p.load.iter().min()?;
+        let high = *p.load.iter().max()?;
+        let several: usize = (0..topics)
+            .filter(|&lt| p.extra[lt] - held[lt] > 1)
+            .map(|lt| p.subs[lt].len())
+            .sum();
+        let extras: usize = (0..topics)
+            .map(|lt| (p.extra[lt] - held[lt]) as usize)
+            .sum();
+        if high - low > SPREAD
+            || topics == 0
+            || 16 * words * topics > subscriptions
+            || 2 * several < subscriptions
+            || 16 * extras > subscriptions
+        {
+            return None;
+        }
+        let mut levels = Levels {
+            words,
+            low,
+            bits: vec![0; (high - low + 1) as usize * words],
+            room: vec![0; topics * words],
+        };
+        for (lm, &l) in p.load.iter().enumerate() {
+            let at = levels.at(l) + lm / 64;
+            levels.bits[at] |= 1 << (lm % 64);
+        }
+        for (lt, &h) in held.iter().enumerate() {
+            let (f, room) = (p.floor[lt], &mut levels.room[lt * words..(lt + 1) * words]);
+            if h == 0 {
+                // Every subscriber is at its floor.
+                for &lm in &p.subs[lt] {
+                    room[lm as usize / 64] |= 1 << (lm % 64);
+                }
+            } else {
+                for (&lm, &k) in p.subs[lt].iter().zip(&p.count[lt]) {
+                    room[lm as usize / 64] |= u64::from(k == f) << (lm % 64);
+                }
+            }
+        }
+        Some(levels)
+    }
+
+    /// Where the bitset of load `l` starts, the levels grown to hold it.
+    fn at(&mut self, l: i64) -> usize {
+        let start = (l - self.low) as usize * self.words;
+        if self.bits.len() < start + self.words {
+            self.bits.resize(start + self.words, 0);
+        }
+        start
+    }
+
+    /// Moves local member `lm` from load `from` to load `from + by` (by ±1).
+    fn shift(&mut self, lm: usize, from: i64, by: i64) {
+        let (w, bit) = (lm / 64, 1u64 << (lm % 64));
+        let at = self.at(from);
+        self.bits[at + w] &= !bit;
+        let at = self.at(from + by);
+        self.bits[at + w] |= bit;
+    }
+
+    /// Takes back topic `lt`'s extras of its subscribers `mine` (indices).
+    pub fn take_back(&mut self, p: &mut Proposal, lt: usize, mine: &[u32]) {
+        let words = self.words;
+        for &i in mine {
+            let lm = p.subs[lt][i as usize] as usize;
+            p.count[lt][i as usize] -= 1;
+            self.shift(lm, p.load[lm], -1);
+            p.load[lm] -= 1;
+            self.room[lt * words + lm / 64] |= 1 << (lm % 64);
+        }
+    }
+
+    /// [`Proposal::hand_out`] of topic `lt`'s `left` extras, found by level.
+    pub fn hand_out(&mut self, p: &mut Proposal, lt: usize, left: usize, mine: &mut Vec<u32>) {
+        mine.clear();
+        if left == 0 {
+            return;
+        }
+        let words = self.words;
+        let levels = self.bits.len() / words;
+        let room = lt * words..(lt + 1) * words;
+        // The members taken, level by level, lowest first within each.
+        for level in 0..levels {
+            let bits = &self.bits[level * words..(level + 1) * words];
+            for (w, (&b, &r)) in bits.iter().zip(&self.room[room.clone()]).enumerate() {
+                let mut here = b & r;
+                while here != 0 && mine.len() < left {
+                    mine.push((w * 64) as u32 + here.trailing_zeros());
+                    here &= here - 1;
+                }
+            }
+            if mine.len() == left {
+                break;
+            }
+        }
+        let subs = &p.subs[lt];
+        for lm in mine.iter_mut() {
+            // Every member taken subscribes to lt (its room bit is set).
+            *lm = subs.partition_point(|&x| x < *lm) as u32;
+        }
+        mine.sort_unstable();
+        for &i in mine.iter() {
+            let lm = subs[i as usize] as usize;
+            p.count[lt][i as usize] += 1;
+            self.shift(lm, p.load[lm], 1);
+            p.load[lm] += 1;
+            self.room[lt * words + lm / 64] &= !(1 << (lm % 64));
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: no levels are built (every hand-out passes over its subscribers), for a
+    /// reference.
+    pub(crate) static LEVELS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
