@@ -140,19 +140,27 @@ fn spared_topics_are_exactly_those_a_hand_out_keeps() {
     assert!(differs > 10, "planted fault caught {differs} times");
 }
 
+/// A copy of `p` completed with the test switch `switch` set to `value` (and cleared after):
+/// whether it completed, its counts and its loads.
+fn completed_with(
+    p: &Proposal,
+    switch: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    value: bool,
+) -> (bool, super::super::Ragged<i32>, Vec<i64>) {
+    switch.with(|c| c.set(value));
+    let mut q = p.clone();
+    let done = q.complete();
+    switch.with(|c| c.set(false));
+    (done, q.count, q.load)
+}
+
 /// A single extra handed out by the one-pass minimum goes where the general path (the
 /// histogram and the threshold scan) puts it: the same proposals on random ones whose topics
 /// mostly have one extra left (nothing held above the floors), with and without the switch.
 #[test]
 fn a_single_extra_goes_where_the_general_path_puts_it() {
     let mut rng = crate::assignor::tests::Rng(31);
-    let complete = |p: &Proposal, general: bool| {
-        SINGLE_OFF.with(|c| c.set(general));
-        let mut q = p.clone();
-        let done = q.complete();
-        SINGLE_OFF.with(|c| c.set(false));
-        (done, q.count, q.load)
-    };
+    let complete = |p: &Proposal, general: bool| completed_with(p, &SINGLE_OFF, general);
     let mut singles = 0;
     for round in 0..300 {
         let n = 2 + rng.below(12) as u32;
@@ -188,13 +196,7 @@ fn a_single_extra_goes_where_the_general_path_puts_it() {
 #[test]
 fn hand_outs_by_level_choose_what_the_passes_choose() {
     let mut rng = crate::assignor::tests::Rng(37);
-    let complete = |p: &Proposal, off: bool| {
-        LEVELS_OFF.with(|c| c.set(off));
-        let mut q = p.clone();
-        let done = q.complete();
-        LEVELS_OFF.with(|c| c.set(false));
-        (done, q.count, q.load)
-    };
+    let complete = |p: &Proposal, off: bool| completed_with(p, &LEVELS_OFF, off);
     let mut built = 0;
     for _ in 0..100 {
         let n = 64 + rng.below(150) as u32;
