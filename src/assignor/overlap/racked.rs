@@ -23,9 +23,17 @@
 //! The partitions left over are placed per topic by the rack-aware path's small maximum flow
 //! ([`Transport`]): alignable ones grouped by the racks of the topic's subscribers among
 //! their replicas (a bit mask), each group to the racks of its mask, each rack up to the room
-//! its subscribers have left. When it cannot place them all and some claim left over for
-//! want of its owner's room has a mask within the full racks the stuck groups reach
-//! (`reached`), the topic is first dealt again with the same counts, members keeping first
+//! its subscribers have left. When it cannot place them all and every topic of the
+//! component has f_t = 0, the extras of the cells that gain nothing are first chosen again
+//! across the whole component by one bipartite flow ([`rechoice`]; tried once per component,
+//! at the first failed deal): the gaining cells keep their extras, every member its number
+//! of extras and every topic its r_t, so loads and Σ min(k_tm, c_tm) stay and the counts
+//! stay optimal for step 3; when that flow places every left-over partition aligned (or
+//! where none can be), every topic is dealt again with the new counts, and each deal then
+//! succeeds. When it cannot (or needs more than its bounded number of searches), the counts
+//! are left as they were and the repairs below run. When some claim left over for want of
+//! its owner's room has a mask within the full racks
+//! the stuck groups reach (`reached`), the topic is first dealt again with the same counts, members keeping first
 //! the claims whose masks lie within those racks, so that the claims they free can go
 //! elsewhere: a
 //! member keeps min(k_tm, c_tm) claims either way, so every bound of step 3 still holds. When
@@ -58,7 +66,9 @@
 //!
 //! # Tie rule (objective 6)
 //!
-//! The extras of [`super::choose`] on the keepable claims, with the exchanges above (within a
+//! The extras of [`super::choose`] on the keepable claims, re-chosen across the component where
+//! [`rechoice`] succeeds (its own rule: the start from the current counts, then augmenting
+//! paths in canonical order), with the exchanges above (within a
 //! topic: givers that gain nothing before gaining ones, then the first giver and the first
 //! receiver in subscriber order; across topics: as [`exchange`] says); then, per topic: each
 //! member keeps
@@ -91,6 +101,7 @@ use exchange::{Exchange, Scope};
 
 pub(crate) mod exchange;
 pub(crate) mod floors;
+pub(crate) mod rechoice;
 mod swap;
 
 use swap::swap_extras;
@@ -260,13 +271,26 @@ pub(crate) fn assign(
     };
     let mut refused: Vec<Exchange> = Vec::new();
     let mut exchanges = 0;
-    for lt in 0..comp.topics.len() {
+    // The re-choice of extras across the component is tried once, at the first failed deal.
+    let mut rechoice = true;
+    let mut lt = 0;
+    'topics: while lt < comp.topics.len() {
         let t = comp.topics[lt];
         let subscribers = &problem.subscribers[t as usize];
         let mut rounds = 0;
         loop {
             if deal_topic(&mut deal, &scope, &masks, &counts, lt, lists) {
                 break;
+            }
+            if std::mem::take(&mut rechoice)
+                && rechoice::rechoose(&scope, &masks, racks.len(), &mut counts)
+            {
+                // Every topic is dealt again with the new counts (each deal then succeeds).
+                for (&m, &len) in comp.members.iter().zip(&before) {
+                    lists[m as usize].truncate(len);
+                }
+                lt = 0;
+                continue 'topics;
             }
             // The failed deal only appended pairs of t, and no list ended with one before
             // (a failed deal is always taken back, and exchanges re-deal other topics).
@@ -319,6 +343,7 @@ pub(crate) fn assign(
                 return floors::assign(&inputs, lists);
             }
         }
+        lt += 1;
     }
     #[cfg(test)]
     CERTIFIED.with(|c| c.set(c.get() + 1));

@@ -7,9 +7,12 @@
 //! extras between gaining members certify joins of benchmark-like groups, and trading
 //! them between members of equal loads (a planted fault: balance gets worse) is caught. Deals
 //! tried again keeping first the claims only the full racks can align certify joins too, and
-//! claims kept first without taking room (a planted fault) is caught.
+//! claims kept first without taking room (a planted fault) is caught. Extras re-chosen across
+//! a component whose topics all have f_t = 0 (`racked/rechoice.rs`) give the class flow's
+//! objective values, and letting that flow move gaining extras (a planted fault) is caught.
 
 use super::super::overlap::racked::exchange::{EXCHANGED, GAINING_GIVEN, ONE_SIDED};
+use super::super::overlap::racked::rechoice::{MOVE_GAINING, RECHOSEN};
 use super::super::overlap::racked::{
     ALL_KEEPABLE, CERTIFIED, EARLY_FREE, EQUAL_LOADS, KEPT_WITHIN, TRADED, TRIED,
 };
@@ -270,4 +273,78 @@ fn claims_kept_first_without_taking_room_are_caught() {
     let caught = caught_with(&EARLY_FREE, &bench_joins(111, 120));
     println!("claims kept first without taking room: caught on {caught} of 120");
     assert!(caught >= 3, "caught {caught}");
+}
+
+/// Racked overlapping groups whose every topic has fewer partitions than subscribers (f_t = 0
+/// everywhere, the benchmark's overlapping shape): 20–60 members, 8–40 topics of 1 to a
+/// third of the members' partitions, in turn full, stable, a join (in r1), a leave and the
+/// stable claims scrambled.
+fn open_topics(seed: u64, cases: usize) -> Vec<GroupSpec> {
+    let mut rng = Rng(seed);
+    (0..cases)
+        .map(|case| {
+            let members = 20 + rng.below(41) as usize;
+            let topics = 8 + rng.below(33) as usize;
+            let mut plain = overlap_spec(&mut rng, members, topics);
+            for t in &mut plain.topics {
+                let subscribers = plain
+                    .members
+                    .iter()
+                    .filter(|m| m.subscriptions.contains(&t.name))
+                    .count() as u64;
+                let most = (members as u64 / 3)
+                    .min(subscribers.saturating_sub(1))
+                    .max(1);
+                t.partitions = 1 + rng.below(most) as i64;
+            }
+            let mut full = racked(&mut rng, plain);
+            for m in &mut full.members {
+                m.owned.clear();
+            }
+            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+            match case % 5 {
+                0 => full,
+                1 => stable,
+                2 => {
+                    let mut j = joined(&mut rng, &stable);
+                    if let Some(joiner) = j.members.last_mut() {
+                        joiner.rack = Some("r1".into());
+                    }
+                    j
+                }
+                3 => left(&mut rng, &stable),
+                _ => scrambled(stable),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn rechosen_extras_equal_the_class_flow() {
+    let (mut rechosen, mut certified) = ([0usize; 5], [0usize; 5]);
+    for (case, spec) in open_topics(113, 300).iter().enumerate() {
+        let before = (count(&RECHOSEN), count(&CERTIFIED));
+        checked_against_flow(case, spec);
+        let at = (count(&RECHOSEN) > before.0, count(&CERTIFIED) > before.1);
+        rechosen[case % 5] += usize::from(at.0);
+        certified[case % 5] += usize::from(at.0 && at.1);
+    }
+    println!(
+        "extras re-chosen on (full, stable, join, leave, scrambled; of 60 each) {rechosen:?}, \
+         certified after it {certified:?}"
+    );
+    assert!(rechosen[0] >= 10, "re-chosen {rechosen:?}");
+    assert!(certified[0] >= 10, "certified {certified:?}");
+}
+
+#[test]
+fn input_order_changes_nothing_with_rechosen_extras() {
+    assert_order_independent(&mut Rng(115), &open_topics(117, 60));
+}
+
+#[test]
+fn gaining_extras_moved_by_the_rechoice_are_caught() {
+    let caught = caught_with(&MOVE_GAINING, &open_topics(119, 300));
+    println!("gaining extras moved by the re-choice: caught on {caught} of 300");
+    assert!(caught >= 1, "caught {caught}");
 }
