@@ -23,8 +23,8 @@
 //! The partitions left over are placed per topic by the rack-aware path's small maximum flow
 //! ([`Transport`]): alignable ones grouped by the racks of the topic's subscribers among
 //! their replicas (a bit mask), each group to the racks of its mask, each rack up to the room
-//! its subscribers have left. When it cannot place them all and every topic of the
-//! component has f_t = 0, the extras of the cells that gain nothing are first chosen again
+//! its subscribers have left. When it cannot place them all, every topic of the component
+//! has f_t = 0 and no member holds a keepable claim, the extras of the cells that gain nothing are first chosen again
 //! across the whole component by one bipartite flow ([`rechoice`]; tried once per component,
 //! at the first failed deal): the gaining cells keep their extras, every member its number
 //! of extras and every topic its r_t, so loads and Σ min(k_tm, c_tm) stay and the counts
