@@ -318,3 +318,41 @@ fn search(
     }
     dealt
 }
+
+/// Applies exchange `e` (its topic's deal has been taken back). When its other topic is dealt
+/// already, takes that deal back and deals it again with the new counts; if that fails, the
+/// exchange is undone, the other topic dealt as before, and false returned.
+pub(super) fn exchange_with(
+    deal: &mut super::RackDeal,
+    x: &Scope<'_, '_>,
+    masks: &[Vec<u64>],
+    counts: &mut Counts,
+    e: Exchange,
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    e.apply(counts);
+    #[cfg(test)]
+    EXCHANGED.with(|c| c.set(c.get() + 1));
+    if e.other > e.topic {
+        return true;
+    }
+    let t = x.comp.topics[e.other];
+    let subscribers = &x.problem.subscribers[t as usize];
+    let retract = |lists: &mut [Vec<(u32, i32)>]| {
+        for &m in subscribers {
+            lists[m as usize].retain(|&(y, _)| y != t);
+        }
+    };
+    retract(lists);
+    if super::deal_topic(deal, x, masks, counts, e.other, lists) {
+        return true;
+    }
+    retract(lists);
+    e.undo(counts);
+    #[cfg(test)]
+    EXCHANGED.with(|c| c.set(c.get() - 1));
+    // The same counts as before: the same deal, which succeeded.
+    let again = super::deal_topic(deal, x, masks, counts, e.other, lists);
+    debug_assert!(again, "a topic dealt before fails with the same counts");
+    false
+}

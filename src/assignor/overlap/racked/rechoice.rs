@@ -30,12 +30,17 @@
 //! order, a partition of their own rack's single-rack mask, else of the first mask (ascending)
 //! holding their rack, else of mask 0, while any is left; the cells that find none are let
 //! go. The deficit is then placed by paths of one arc (members short of extras ascending,
-//! each taking, topic by topic, a partition left of a fitting mask), then one unit at a time
-//! along breadth-first paths (at most [`MAX_SEARCHES`]; past that the step declines) in the
-//! residual network from the members short of extras (ascending), each node's arcs in
-//! canonical order (a member's cells by topic, a topic's masks ascending, then its chosen
-//! subscribers ascending, a mask's racks ascending). It is exact: the saturating flow exists
-//! exactly when no augmenting path is left short of the deficit.
+//! each taking, topic by topic, a partition left of a fitting mask), then by phases of
+//! shortest augmenting paths (Dinic): one breadth-first pass from all the members short of
+//! extras levels the residual network up to the first level holding a mask with a partition
+//! left, then a depth-first pass with a current arc per node pushes a blocking flow of that
+//! level graph, members short of extras ascending, each node's arcs in canonical order (a
+//! member's cells by topic, a (topic, rack) node's masks ascending, then the topic's
+//! holders in that rack ascending, a mask's racks ascending). A topic's holders are kept in a
+//! list per topic (a few per topic), so a (topic, rack) node reads them, not all its
+//! subscribers. The phases stop at [`WORK_PER_ARC`] steps per arc and node of the network;
+//! past that the step declines. It is exact: the saturating flow exists exactly when no
+//! augmenting path is left short of the deficit, and a phase that places nothing finds none.
 //!
 //! # Tie rule
 //!
@@ -44,8 +49,9 @@
 //!
 //! # Complexity
 //!
-//! O(P + Σ_t |Sub(t)|) to build (P the component's partitions), then O(V + E) per unit of
-//! deficit (V, E: the network's nodes and arcs, O(Σ_t |Sub(t)| · G) with G masks per topic).
+//! O(P + Σ_t |Sub(t)|) to build (P the component's partitions), then O(V + E) per phase
+//! (V, E: the network's nodes and arcs, O(Σ_t |Sub(t)| · G) with G masks per topic), at most
+//! [`WORK_PER_ARC`] · (V + E) steps in all.
 
 use super::super::Counts;
 use super::exchange::Scope;
@@ -59,26 +65,6 @@ thread_local! {
     /// Tests only: a planted fault, the first topic's re-chosen extras handed each to the
     /// next subscriber (loads change).
     pub(crate) static SHIFTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// How many breadth-first searches the step may run (each O(V + E), a few hundred thousand
-/// steps on the benchmark's full rows) before it leaves the component to the exchanges and
-/// the exact flow as before.
-const MAX_SEARCHES: u32 = 32;
-
-/// Where a node of the breadth-first search was reached from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum From {
-    Unseen,
-    Source,
-    /// A member, from (topic, rack) node `.0` backward over its cell there (placed before).
-    Cell(usize),
-    /// A (topic, rack) node, from member `.0` over its cell (forward).
-    Member(u32),
-    /// A (topic, rack) node, from mask node `.0` (backward over their arc).
-    Mask(usize),
-    /// A mask node, from (topic, rack) node `.0` (forward).
-    Rack(usize),
 }
 
 /// Re-chooses the extras of `counts` on cells that gain nothing, as the [module docs](self)
@@ -104,27 +90,17 @@ pub(super) fn rechoose(
     let Some(net) = Network::start(x, masks, racks, counts) else {
         return false;
     };
-    let cells = net.cells;
-    let Some(on) = net.saturate(counts) else {
+    let Some(holders) = net.saturate(counts) else {
         return false;
     };
-    for (lt, chosen) in counts.chosen.iter_mut().enumerate() {
-        let gaining = &counts.gaining[lt];
-        let gains = |i: usize| gaining.get(i) == Some(&true);
-        let held: Vec<u32> = chosen
-            .iter()
-            .copied()
-            .filter(|&i| gains(i as usize))
-            .collect();
-        chosen.clear();
-        let mut held = held.into_iter().peekable();
-        for i in 0..counts.subs[lt].len() as u32 {
-            if held.peek() == Some(&i) {
-                held.next();
-                chosen.push(i);
-            } else if on[cells.id(lt, i)] {
-                chosen.push(i);
-            }
+    for ((chosen, gaining), placed) in counts.chosen.iter_mut().zip(&counts.gaining).zip(holders) {
+        // The gaining holders as they were, merged with the re-chosen ones (both ascending).
+        chosen.retain(|&i| gaining.get(i as usize) == Some(&true));
+        if chosen.is_empty() {
+            *chosen = placed;
+        } else {
+            chosen.extend(placed);
+            chosen.sort_unstable();
         }
     }
     #[cfg(test)]
@@ -159,6 +135,10 @@ struct Network<'s> {
     flow: Vec<u32>,
     /// Per cell: whether it holds an extra that gains nothing, placed (the flow on it).
     on: Vec<bool>,
+    /// Per cell: whether it can take a new extra (it gains nothing and holds no placed one).
+    free: Vec<bool>,
+    /// Per local topic: the subscriber indices whose cells are on, ascending.
+    holders: Vec<Vec<u32>>,
     /// Per local member: its extras on cells that gain nothing not placed.
     short: Vec<u32>,
 }
@@ -199,6 +179,8 @@ impl<'s> Network<'s> {
             left: Vec::new(),
             flow: Vec::new(),
             on: vec![false; cells.len()],
+            free: vec![true; cells.len()],
+            holders: vec![Vec::new(); topics],
             short: vec![0; counts.load.len()],
         };
         let mut holding = Vec::new();
@@ -208,14 +190,21 @@ impl<'s> Network<'s> {
             let subs = &counts.subs[lt];
             let gaining = &counts.gaining[lt];
             let gains = |i: usize| gaining.get(i) == Some(&true);
+            // Only claims read who holds an extra.
+            let claimed = !x.keepable[t].is_empty();
             holding.clear();
-            holding.resize(subs.len(), false);
-            for &i in &counts.chosen[lt] {
-                holding[i as usize] = true;
+            kept.clear();
+            if claimed {
+                holding.resize(subs.len(), false);
+                kept.resize(subs.len(), false);
+                for &i in &counts.chosen[lt] {
+                    holding[i as usize] = true;
+                }
+            }
+            for (i, _) in gaining.iter().enumerate().filter(|g| *g.1) {
+                net.free[cells.id(lt, i as u32)] = false;
             }
             // The claims the deal keeps: each gaining holder's lowest-numbered keepable claim.
-            kept.clear();
-            kept.resize(subs.len(), false);
             let claim_at = &x.claim_at[x.claim_at_start[lt]..x.claim_at_start[lt + 1]];
             let from = net.mask_of.len();
             net.start.push(from);
@@ -247,10 +236,11 @@ impl<'s> Network<'s> {
             net.flow.resize(groups.end * width, 0);
             // The start: chosen cells that gain nothing take their own rack's partitions
             // first, those of wider masks next, those no subscriber can align last.
-            for (i, &lm) in subs.iter().enumerate() {
-                if !holding[i] || gains(i) {
+            for &i in &counts.chosen[lt] {
+                if gains(i as usize) {
                     continue;
                 }
+                let lm = subs[i as usize];
                 let r = net.rack[lm as usize];
                 let (mask_of, left) = (&net.mask_of, &net.left);
                 let open = |g: &usize| left[*g] > 0;
@@ -269,7 +259,9 @@ impl<'s> Network<'s> {
                     Some(g) => {
                         net.left[g] -= 1;
                         net.flow[g * width + r] += 1;
-                        net.on[cells.id(lt, i as u32)] = true;
+                        net.on[cells.id(lt, i)] = true;
+                        net.free[cells.id(lt, i)] = false;
+                        net.holders[lt].push(i);
                     }
                     None => net.short[lm as usize] += 1,
                 }
@@ -286,17 +278,33 @@ impl<'s> Network<'s> {
             .find(|&g| self.left[g] > 0 && fits(self.mask_of[g], r, self.racks))
     }
 
+    /// Places (`on`) or lets go the extra of cell (`lt`, `i`), which gains nothing.
+    fn hold(&mut self, lt: usize, i: u32, on: bool) {
+        let id = self.cells.id(lt, i);
+        self.on[id] = on;
+        self.free[id] = !on;
+        let h = &mut self.holders[lt];
+        match h.binary_search(&i) {
+            Err(at) if on => h.insert(at, i),
+            Ok(at) if !on => {
+                h.remove(at);
+            }
+            _ => {}
+        }
+    }
+
     /// Whether cell (`lt`, `j`) of a member can take a new extra: it gains nothing and holds
     /// no placed one.
-    fn free_cell(&self, counts: &Counts, lt: usize, j: u32) -> bool {
-        !self.on[self.cells.id(lt, j)] && counts.gaining[lt].get(j as usize) != Some(&true)
+    fn free_cell(&self, lt: usize, j: u32) -> bool {
+        self.free[self.cells.id(lt, j)]
     }
 
     /// Augments the start's flow until every member's extras are placed, returning the flow
-    /// on the cells, or `None` when no augmenting path is left. First the paths of one arc
-    /// (a member short of an extra, ascending, takes a partition left of its topics in
-    /// order), then breadth-first ones.
-    fn saturate(mut self, counts: &Counts) -> Option<Vec<bool>> {
+    /// on the cells, or `None` when no augmenting path is left (or the work bound is spent).
+    /// First the paths of one arc (a member short of an extra, ascending, takes a partition
+    /// left of its topics in order), then phases of shortest augmenting paths (Dinic's
+    /// blocking flows).
+    fn saturate(mut self, counts: &Counts) -> Option<Vec<Vec<u32>>> {
         let members = self.short.len();
         let width = self.racks + 1;
         let cells = self.cells;
@@ -307,144 +315,296 @@ impl<'s> Network<'s> {
                     break;
                 }
                 let o = o as usize;
-                if !self.free_cell(counts, o, j) {
+                if !self.free_cell(o, j) {
                     continue;
                 }
                 if let Some(g) = self.open_mask(o, r) {
                     self.left[g] -= 1;
                     self.flow[g * width + r] += 1;
-                    self.on[cells.id(o, j)] = true;
+                    self.hold(o, j, true);
                     self.short[lm] -= 1;
                 }
             }
         }
-        let racks_at = members;
-        let masks_at = racks_at + self.topics * width;
-        let mut from = vec![From::Unseen; masks_at + self.mask_of.len()];
-        // Per node: the search that last reached it (`from` holds only for the current one).
-        let mut seen = vec![0u32; from.len()];
-        let mut search = 0u32;
-        let mut queue: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
         let mut deficit: u32 = self.short.iter().sum();
-        if deficit > MAX_SEARCHES {
-            return None;
+        if deficit == 0 {
+            return Some(self.holders);
         }
-        let cell = |lt: usize, lm: u32| {
-            counts.subs[lt]
-                .binary_search(&lm)
-                .ok()
-                .map(|i| cells.id(lt, i as u32))
-        };
-        let split = |tr: usize| ((tr - racks_at) / width, (tr - racks_at) % width);
+        let mut levels = Levels::new(&self);
         while deficit > 0 {
-            search += 1;
-            queue.clear();
-            let mut reach = |node: usize, how: From, from: &mut [From]| {
-                if seen[node] == search {
-                    return false;
-                }
-                seen[node] = search;
-                from[node] = how;
-                true
-            };
-            for (lm, &s) in self.short.iter().enumerate() {
-                if s > 0 && reach(lm, From::Source, &mut from) {
-                    queue.push_back(lm);
-                }
+            let sink = levels.build(&self, counts)?;
+            let placed = levels.block(&mut self, counts, sink)?;
+            if placed == 0 {
+                return None;
             }
-            // A (topic, rack) node reached is checked at once for a mask with a partition left.
-            let mut found = None;
-            'search: while let Some(node) = queue.pop_front() {
-                if node < racks_at {
-                    let r = self.rack[node];
-                    for &(o, j) in cells.of(node as u32) {
-                        let o = o as usize;
-                        let tr = racks_at + o * width + r;
-                        if self.free_cell(counts, o, j)
-                            && reach(tr, From::Member(node as u32), &mut from)
-                        {
-                            if let Some(g) = self.open_mask(o, r) {
-                                from[masks_at + g] = From::Rack(tr);
-                                found = Some(g);
-                                break 'search;
-                            }
-                            queue.push_back(tr);
-                        }
-                    }
-                } else if node < masks_at {
-                    let (lt, r) = split(node);
-                    for g in self.start[lt]..self.start[lt + 1] {
-                        if fits(self.mask_of[g], r, self.racks)
-                            && reach(masks_at + g, From::Rack(node), &mut from)
-                        {
-                            queue.push_back(masks_at + g);
-                        }
-                    }
-                    for (i, &lm) in counts.subs[lt].iter().enumerate() {
-                        let at = lm as usize;
-                        if self.rack[at] == r
-                            && self.on[cells.id(lt, i as u32)]
-                            && reach(at, From::Cell(node), &mut from)
-                        {
-                            queue.push_back(at);
-                        }
-                    }
-                } else {
-                    let g = node - masks_at;
-                    let lt = self.topic_of[g];
-                    for r in 0..width {
-                        let tr = racks_at + lt * width + r;
-                        if self.flow[g * width + r] > 0 && reach(tr, From::Mask(g), &mut from) {
-                            if let Some(g) = self.open_mask(lt, r) {
-                                from[masks_at + g] = From::Rack(tr);
-                                found = Some(g);
-                                break 'search;
-                            }
-                            queue.push_back(tr);
-                        }
-                    }
-                }
-            }
-            let g = found?;
-            self.left[g] -= 1;
-            // Back along the path, from the mask node found to a member short of an extra.
-            let mut at = masks_at + g;
-            loop {
-                if at >= masks_at {
-                    let g = at - masks_at;
-                    let From::Rack(tr) = from[at] else {
-                        return None;
-                    };
-                    self.flow[g * width + split(tr).1] += 1;
-                    at = tr;
-                    continue;
-                }
-                let (lt, r) = split(at);
-                match from[at] {
-                    From::Member(lm) => {
-                        self.on[cell(lt, lm)?] = true;
-                        match from[lm as usize] {
-                            From::Source => {
-                                self.short[lm as usize] -= 1;
-                                break;
-                            }
-                            From::Cell(back) => {
-                                self.on[cell(split(back).0, lm)?] = false;
-                                at = back;
-                            }
-                            _ => return None,
-                        }
-                    }
-                    From::Mask(g2) => {
-                        self.flow[g2 * width + r] -= 1;
-                        at = masks_at + g2;
-                    }
-                    _ => return None,
-                }
-            }
-            deficit -= 1;
+            deficit -= placed;
         }
-        Some(self.on)
+        Some(self.holders)
+    }
+}
+
+/// The work a component's phases may spend, per arc of its network, before the step declines
+/// (each phase is one breadth-first pass and one blocking pass, a few steps per arc).
+const WORK_PER_ARC: usize = 16;
+
+/// The level graph of one phase of [`Network::saturate`]: node numbers are local members,
+/// then the (topic, rack) nodes (`members + lt · width + r`), then the mask nodes.
+struct Levels {
+    racks_at: usize,
+    masks_at: usize,
+    width: usize,
+    /// Per node: its distance from the members short of extras (`u32::MAX`: not reached,
+    /// or a dead end of the current phase).
+    level: Vec<u32>,
+    /// Per node: its current arc (arcs in canonical order, as [`Levels::advance`] reads them).
+    next: Vec<usize>,
+    queue: std::collections::VecDeque<usize>,
+    path: Vec<usize>,
+    /// Arcs examined so far, and how many the step may examine.
+    work: usize,
+    budget: usize,
+}
+
+impl Levels {
+    fn new(net: &Network<'_>) -> Self {
+        let width = net.racks + 1;
+        let members = net.short.len();
+        let racks_at = members;
+        let masks_at = racks_at + net.topics * width;
+        let nodes = masks_at + net.mask_of.len();
+        let arcs = 2 * net.cells.len() + net.mask_of.len() * width * 2;
+        Levels {
+            racks_at,
+            masks_at,
+            width,
+            level: vec![u32::MAX; nodes],
+            next: vec![0; nodes],
+            queue: std::collections::VecDeque::new(),
+            path: Vec::new(),
+            work: 0,
+            budget: WORK_PER_ARC * (arcs + nodes),
+        }
+    }
+
+    /// Whether `node` is a mask node with a partition not placed (an arc to the sink).
+    fn open(&self, net: &Network<'_>, node: usize) -> bool {
+        node >= self.masks_at && net.left[node - self.masks_at] > 0
+    }
+
+    /// Levels every node reachable from the members short of extras, breadth first, up to
+    /// the first level holding an open mask node, and returns that level; `None` when none
+    /// is reachable or the work bound is spent.
+    fn build(&mut self, net: &Network<'_>, counts: &Counts) -> Option<u32> {
+        self.level.fill(u32::MAX);
+        self.next.fill(0);
+        self.queue.clear();
+        for (lm, &s) in net.short.iter().enumerate() {
+            if s > 0 {
+                self.level[lm] = 0;
+                self.queue.push_back(lm);
+            }
+        }
+        let mut sink = None;
+        let width = self.width;
+        let (racks_at, masks_at) = (self.racks_at, self.masks_at);
+        while let Some(node) = self.queue.pop_front() {
+            let at = self.level[node];
+            if sink.is_some_and(|s| at >= s) {
+                break;
+            }
+            let level = &mut self.level;
+            let queue = &mut self.queue;
+            let mut reach = |v: usize| {
+                if level[v] == u32::MAX {
+                    level[v] = at + 1;
+                    queue.push_back(v);
+                    true
+                } else {
+                    false
+                }
+            };
+            if node < racks_at {
+                let tr = racks_at + net.rack[node];
+                let of = net.cells.of(node as u32);
+                self.work += of.len();
+                for &(o, j) in of {
+                    if net.free_cell(o as usize, j) {
+                        reach(tr + o as usize * width);
+                    }
+                }
+            } else if node < masks_at {
+                let (lt, r) = ((node - racks_at) / width, (node - racks_at) % width);
+                for g in net.start[lt]..net.start[lt + 1] {
+                    if fits(net.mask_of[g], r, net.racks) && reach(masks_at + g) && net.left[g] > 0
+                    {
+                        sink = Some(at + 1);
+                    }
+                }
+                let subs = &counts.subs[lt];
+                self.work += net.holders[lt].len();
+                for &i in &net.holders[lt] {
+                    let lm = subs[i as usize] as usize;
+                    if net.rack[lm] == r {
+                        reach(lm);
+                    }
+                }
+            } else {
+                let g = node - masks_at;
+                let tr = racks_at + net.topic_of[g] * width;
+                for (r, &f) in net.flow[g * width..(g + 1) * width].iter().enumerate() {
+                    if f > 0 {
+                        reach(tr + r);
+                    }
+                }
+            }
+            self.work += 1;
+            if self.work > self.budget {
+                return None;
+            }
+        }
+        sink
+    }
+
+    /// Carries one unit along `path` (each node's current arc leads to the next), from a
+    /// member short of an extra to an open mask node.
+    fn carry(&self, net: &mut Network<'_>) {
+        let width = self.width;
+        for w in self.path.windows(2) {
+            let (u, v) = (w[0], w[1]);
+            let k = self.next[u];
+            if u < self.racks_at {
+                let (o, j) = net.cells.of(u as u32)[k];
+                net.hold(o as usize, j, true);
+            } else if u < self.masks_at {
+                let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
+                if v >= self.masks_at {
+                    net.flow[(v - self.masks_at) * width + r] += 1;
+                } else {
+                    let masks = net.start[lt + 1] - net.start[lt];
+                    net.hold(lt, (k - masks) as u32, false);
+                }
+            } else {
+                net.flow[(u - self.masks_at) * width + k] -= 1;
+            }
+        }
+        if let Some(&end) = self.path.last() {
+            net.left[end - self.masks_at] -= 1;
+        }
+    }
+
+    /// Advances `u`'s current arc to the first arc of the level graph (to a node one level
+    /// further) and returns where it leads, or `None` past its last. A node's arcs in
+    /// canonical order: a member's cells by topic (to its rack's node of the topic, when the
+    /// cell is free); a (topic, rack) node's fitting masks ascending, then its subscribers in
+    /// the rack ascending (back to each holding the topic's extra); a mask node's racks
+    /// ascending (back to each that the flow sends some of its partitions to).
+    fn advance(&mut self, net: &Network<'_>, counts: &Counts, u: usize) -> Option<usize> {
+        let width = self.width;
+        let want = self.level[u] + 1;
+        let level = &self.level;
+        let mut k = self.next[u];
+        let found = if u < self.racks_at {
+            let tr = self.racks_at + net.rack[u];
+            let of = net.cells.of(u as u32);
+            let at = of[k..].iter().position(|&(o, j)| {
+                net.free_cell(o as usize, j) && level[tr + o as usize * width] == want
+            });
+            self.work += at.map_or(of.len() - k, |a| a + 1);
+            at.map(|a| {
+                k += a;
+                tr + of[k].0 as usize * width
+            })
+        } else if u < self.masks_at {
+            let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
+            let (from, masks) = (net.start[lt], net.start[lt + 1] - net.start[lt]);
+            let mut found = None;
+            while k < masks {
+                self.work += 1;
+                let g = from + k;
+                if fits(net.mask_of[g], r, net.racks) && level[self.masks_at + g] == want {
+                    found = Some(self.masks_at + g);
+                    break;
+                }
+                k += 1;
+            }
+            if found.is_none() {
+                // Past the masks, the current arc is the subscriber index to go on from.
+                let subs = &counts.subs[lt];
+                let from = (k - masks) as u32;
+                let h = &net.holders[lt];
+                let h = &h[h.partition_point(|&i| i < from)..];
+                self.work += 1 + h.len();
+                let next = h.iter().copied().find(|&i| {
+                    let lm = subs[i as usize] as usize;
+                    net.rack[lm] == r && level[lm] == want
+                });
+                match next {
+                    Some(i) => {
+                        k = masks + i as usize;
+                        found = Some(subs[i as usize] as usize);
+                    }
+                    None => k = masks + subs.len(),
+                }
+            }
+            found
+        } else {
+            let g = u - self.masks_at;
+            let tr = self.racks_at + net.topic_of[g] * width;
+            let mut found = None;
+            while k < width {
+                self.work += 1;
+                if net.flow[g * width + k] > 0 && level[tr + k] == want {
+                    found = Some(tr + k);
+                    break;
+                }
+                k += 1;
+            }
+            found
+        };
+        self.next[u] = k;
+        found
+    }
+
+    /// Pushes a blocking flow of the level graph, one unit per path from the members short of
+    /// extras (ascending) to the open mask nodes at level `sink`, each node's current arc
+    /// advancing past dead ends; returns the units placed, or `None` when the work bound is
+    /// spent.
+    fn block(&mut self, net: &mut Network<'_>, counts: &Counts, sink: u32) -> Option<u32> {
+        let mut placed = 0;
+        for root in 0..net.short.len() {
+            while net.short[root] > 0 && self.level[root] == 0 {
+                self.path.clear();
+                self.path.push(root);
+                // Depth first along current arcs until an open mask node or a dead root.
+                while let Some(&u) = self.path.last() {
+                    if self.level[u] == sink {
+                        if self.open(net, u) {
+                            break;
+                        }
+                        self.level[u] = u32::MAX;
+                        self.path.pop();
+                        continue;
+                    }
+                    match self.advance(net, counts, u) {
+                        Some(v) => self.path.push(v),
+                        None => {
+                            self.level[u] = u32::MAX;
+                            self.path.pop();
+                        }
+                    }
+                }
+                if self.work > self.budget {
+                    return None;
+                }
+                if self.path.is_empty() {
+                    break;
+                }
+                self.carry(net);
+                net.short[root] -= 1;
+                placed += 1;
+            }
+        }
+        Some(placed)
     }
 }
 
