@@ -23,9 +23,18 @@
 //! The partitions left over are placed per topic by the rack-aware path's small maximum flow
 //! ([`Transport`]): alignable ones grouped by the racks of the topic's subscribers among
 //! their replicas (a bit mask), each group to the racks of its mask, each rack up to the room
-//! its subscribers have left. When it cannot place them all and some claim left over for
-//! want of its owner's room has a mask within the full racks the stuck groups reach
-//! (`reached`), the topic is first dealt again with the same counts, members keeping first
+//! its subscribers have left. When it cannot place them all, the repairs below run. Where
+//! every topic of the component has f_t = 0 and no member holds a keepable claim, a
+//! component that needs more than [`RECHOICE_AFTER`] exchanges across topics (or runs out
+//! of them) first has the extras of the cells that gain nothing chosen again across the
+//! whole component by one bipartite flow ([`rechoice`]; tried once per component): the
+//! gaining cells keep their extras, every member its number of extras and every topic its
+//! r_t, so loads and Σ min(k_tm, c_tm) stay and the counts stay optimal for step 3; when that
+//! flow places every left-over partition aligned (or where none can be), every topic is
+//! dealt again with the new counts, and each deal then succeeds. When it cannot (or spends
+//! its work bound), the counts are left as they were and the repairs go on. When some claim
+//! left over for want of its owner's room has a mask within the full racks
+//! the stuck groups reach (`reached`), the topic is first dealt again with the same counts, members keeping first
 //! the claims whose masks lie within those racks, so that the claims they free can go
 //! elsewhere: a
 //! member keeps min(k_tm, c_tm) claims either way, so every bound of step 3 still holds. When
@@ -58,7 +67,9 @@
 //!
 //! # Tie rule (objective 6)
 //!
-//! The extras of [`super::choose`] on the keepable claims, with the exchanges above (within a
+//! The extras of [`super::choose`] on the keepable claims, re-chosen across the component where
+//! [`rechoice`] succeeds (its own rule: the start from the counts the exchanges before it
+//! left, then augmenting paths in canonical order), with the exchanges above (within a
 //! topic: givers that gain nothing before gaining ones, then the first giver and the first
 //! receiver in subscriber order; across topics: as [`exchange`] says); then, per topic: each
 //! member keeps
@@ -87,10 +98,11 @@ use super::super::components::Component;
 use super::super::problem::Problem;
 use super::super::racks::{RackBits, is_keepable};
 use super::{Counts, choose};
-use exchange::{Exchange, Scope};
+use exchange::{Exchange, Scope, exchange_with};
 
 pub(crate) mod exchange;
 pub(crate) mod floors;
+pub(crate) mod rechoice;
 mod swap;
 
 use swap::swap_extras;
@@ -260,7 +272,10 @@ pub(crate) fn assign(
     };
     let mut refused: Vec<Exchange> = Vec::new();
     let mut exchanges = 0;
-    for lt in 0..comp.topics.len() {
+    // The re-choice of extras across the component is tried once, after a few exchanges.
+    let mut rechoice = true;
+    let mut lt = 0;
+    'topics: while lt < comp.topics.len() {
         let t = comp.topics[lt];
         let subscribers = &problem.subscribers[t as usize];
         let mut rounds = 0;
@@ -291,6 +306,17 @@ pub(crate) fn assign(
                 rounds < MAX_SWAP_ROUNDS && swap_extras(&scope, &mut counts, lt, &deal.flow);
             rounds += 1;
             while !moved && exchanges < MAX_EXCHANGES {
+                if exchanges == RECHOICE_AFTER
+                    && std::mem::take(&mut rechoice)
+                    && rechoice::rechoose(&scope, &masks, racks.len(), &mut counts)
+                {
+                    // Every topic is dealt again with the new counts (each deal then succeeds).
+                    for (&m, &len) in comp.members.iter().zip(&before) {
+                        lists[m as usize].truncate(len);
+                    }
+                    lt = 0;
+                    continue 'topics;
+                }
                 let reached = deal.flow.reached;
                 let Some(e) = exchange::find(&scope, &counts, lt, reached, &refused) else {
                     break;
@@ -304,6 +330,12 @@ pub(crate) fn assign(
             if !moved {
                 for (&m, &len) in comp.members.iter().zip(&before) {
                     lists[m as usize].truncate(len);
+                }
+                if std::mem::take(&mut rechoice)
+                    && rechoice::rechoose(&scope, &masks, racks.len(), &mut counts)
+                {
+                    lt = 0;
+                    continue 'topics;
                 }
                 // The exchanges kept the multiset of loads: the counts still carry the
                 // balance optimum that the exact flow compares against.
@@ -319,6 +351,7 @@ pub(crate) fn assign(
                 return floors::assign(&inputs, lists);
             }
         }
+        lt += 1;
     }
     #[cfg(test)]
     CERTIFIED.with(|c| c.set(c.get() + 1));
@@ -328,6 +361,10 @@ pub(crate) fn assign(
 /// How many times a topic's extras are exchanged within the topic before [`assign`] stops
 /// trying that.
 const MAX_SWAP_ROUNDS: usize = 4;
+
+/// How many exchanges across topics ([`exchange`]) a component tries before the re-choice
+/// of [`rechoice`] (a few exchanges cost less than its network; many cost more).
+const RECHOICE_AFTER: usize = 2;
 
 /// How many exchanges across topics ([`exchange`]) a component may try before [`assign`]
 /// gives up: each costs a search and a deal or two, and a full assignment needs a few.
@@ -356,44 +393,6 @@ fn deal_topic(
         keep_within: x.keep_within[lt].get(),
     };
     deal.topic(&topic, lists)
-}
-
-/// Applies exchange `e` (its topic's deal has been taken back). When its other topic is dealt
-/// already, takes that deal back and deals it again with the new counts; if that fails, the
-/// exchange is undone, the other topic dealt as before, and false returned.
-fn exchange_with(
-    deal: &mut RackDeal,
-    x: &Scope<'_, '_>,
-    masks: &[Vec<u64>],
-    counts: &mut Counts,
-    e: Exchange,
-    lists: &mut [Vec<(u32, i32)>],
-) -> bool {
-    e.apply(counts);
-    #[cfg(test)]
-    exchange::EXCHANGED.with(|c| c.set(c.get() + 1));
-    if e.other > e.topic {
-        return true;
-    }
-    let t = x.comp.topics[e.other];
-    let subscribers = &x.problem.subscribers[t as usize];
-    let retract = |lists: &mut [Vec<(u32, i32)>]| {
-        for &m in subscribers {
-            lists[m as usize].retain(|&(y, _)| y != t);
-        }
-    };
-    retract(lists);
-    if deal_topic(deal, x, masks, counts, e.other, lists) {
-        return true;
-    }
-    retract(lists);
-    e.undo(counts);
-    #[cfg(test)]
-    exchange::EXCHANGED.with(|c| c.set(c.get() - 1));
-    // The same counts as before: the same deal, which succeeded.
-    let again = deal_topic(deal, x, masks, counts, e.other, lists);
-    debug_assert!(again, "a topic dealt before fails with the same counts");
-    false
 }
 
 /// One topic to deal with racks in view.

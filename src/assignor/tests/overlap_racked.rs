@@ -7,9 +7,13 @@
 //! extras between gaining members certify joins of benchmark-like groups, and trading
 //! them between members of equal loads (a planted fault: balance gets worse) is caught. Deals
 //! tried again keeping first the claims only the full racks can align certify joins too, and
-//! claims kept first without taking room (a planted fault) is caught.
+//! claims kept first without taking room (a planted fault) is caught. Extras re-chosen across
+//! a component whose topics all have f_t = 0 (`racked/rechoice.rs`) give the class flow's
+//! objective values, and handing the re-chosen extras of a topic each to the next
+//! subscriber (a planted fault: loads change) is caught.
 
 use super::super::overlap::racked::exchange::{EXCHANGED, GAINING_GIVEN, ONE_SIDED};
+use super::super::overlap::racked::rechoice::{OFF, RECHOSEN, SHIFTED};
 use super::super::overlap::racked::{
     ALL_KEEPABLE, CERTIFIED, EARLY_FREE, EQUAL_LOADS, KEPT_WITHIN, TRADED, TRIED,
 };
@@ -139,6 +143,8 @@ fn many_topics(seed: u64, cases: usize) -> Vec<GroupSpec> {
 
 #[test]
 fn exchanges_across_topics_certify_full_groups_optimally() {
+    // The re-choice of extras runs before the exchanges on these groups: off here.
+    OFF.with(|off| off.set(true));
     let (mut exchanged, mut certified) = ([0usize; 5], [0usize; 5]);
     for (case, spec) in many_topics(91, 150).iter().enumerate() {
         let before = (count(&EXCHANGED), count(&CERTIFIED));
@@ -146,6 +152,7 @@ fn exchanges_across_topics_certify_full_groups_optimally() {
         exchanged[case % 5] += usize::from(count(&EXCHANGED) > before.0);
         certified[case % 5] += usize::from(count(&CERTIFIED) > before.1);
     }
+    OFF.with(|off| off.set(false));
     println!(
         "exchanges across topics on (full, stable, join, leave, scrambled; of 30 each) \
          {exchanged:?}, certified {certified:?}"
@@ -161,14 +168,18 @@ fn input_order_changes_nothing_with_exchanges() {
 
 #[test]
 fn a_receiver_handing_nothing_back_is_caught() {
+    OFF.with(|off| off.set(true));
     let caught = caught_with(&ONE_SIDED, &many_topics(97, 100));
+    OFF.with(|off| off.set(false));
     println!("one-sided exchanges: caught on {caught} of 100");
     assert!(caught >= 5, "caught {caught}");
 }
 
 #[test]
 fn a_gaining_extra_given_up_is_caught() {
+    OFF.with(|off| off.set(true));
     let caught = caught_with(&GAINING_GIVEN, &many_topics(99, 200));
+    OFF.with(|off| off.set(false));
     println!("gaining extras given up: caught on {caught} of 200");
     assert!(caught >= 1, "caught {caught}");
 }
@@ -270,4 +281,78 @@ fn claims_kept_first_without_taking_room_are_caught() {
     let caught = caught_with(&EARLY_FREE, &bench_joins(111, 120));
     println!("claims kept first without taking room: caught on {caught} of 120");
     assert!(caught >= 3, "caught {caught}");
+}
+
+/// Racked overlapping groups whose every topic has fewer partitions than subscribers (f_t = 0
+/// everywhere, the benchmark's overlapping shape): 20–60 members, 8–40 topics of 1 to a
+/// third of the members' partitions, in turn full, stable, a join (in r1), a leave and the
+/// stable claims scrambled.
+fn open_topics(seed: u64, cases: usize) -> Vec<GroupSpec> {
+    let mut rng = Rng(seed);
+    (0..cases)
+        .map(|case| {
+            let members = 20 + rng.below(41) as usize;
+            let topics = 8 + rng.below(33) as usize;
+            let mut plain = overlap_spec(&mut rng, members, topics);
+            for t in &mut plain.topics {
+                let subscribers = plain
+                    .members
+                    .iter()
+                    .filter(|m| m.subscriptions.contains(&t.name))
+                    .count() as u64;
+                let most = (members as u64 / 3)
+                    .min(subscribers.saturating_sub(1))
+                    .max(1);
+                t.partitions = 1 + rng.below(most) as i64;
+            }
+            let mut full = racked(&mut rng, plain);
+            for m in &mut full.members {
+                m.owned.clear();
+            }
+            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+            match case % 5 {
+                0 => full,
+                1 => stable,
+                2 => {
+                    let mut j = joined(&mut rng, &stable);
+                    if let Some(joiner) = j.members.last_mut() {
+                        joiner.rack = Some("r1".into());
+                    }
+                    j
+                }
+                3 => left(&mut rng, &stable),
+                _ => scrambled(stable),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn rechosen_extras_equal_the_class_flow() {
+    let (mut rechosen, mut certified) = ([0usize; 5], [0usize; 5]);
+    for (case, spec) in open_topics(113, 300).iter().enumerate() {
+        let before = (count(&RECHOSEN), count(&CERTIFIED));
+        checked_against_flow(case, spec);
+        let at = (count(&RECHOSEN) > before.0, count(&CERTIFIED) > before.1);
+        rechosen[case % 5] += usize::from(at.0);
+        certified[case % 5] += usize::from(at.0 && at.1);
+    }
+    println!(
+        "extras re-chosen on (full, stable, join, leave, scrambled; of 60 each) {rechosen:?}, \
+         certified after it {certified:?}"
+    );
+    assert!(rechosen[0] >= 10, "re-chosen {rechosen:?}");
+    assert!(certified[0] >= 10, "certified {certified:?}");
+}
+
+#[test]
+fn input_order_changes_nothing_with_rechosen_extras() {
+    assert_order_independent(&mut Rng(115), &open_topics(117, 60));
+}
+
+#[test]
+fn rechosen_extras_handed_to_the_next_subscriber_are_caught() {
+    let caught = caught_with(&SHIFTED, &open_topics(119, 300));
+    println!("re-chosen extras handed to the next subscriber: caught on {caught} of 300");
+    assert!(caught >= 1, "caught {caught}");
 }

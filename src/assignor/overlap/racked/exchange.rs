@@ -91,7 +91,7 @@ pub(crate) struct Cells {
 }
 
 impl Cells {
-    fn new(x: &Scope<'_, '_>, counts: &Counts) -> Self {
+    pub(super) fn new(x: &Scope<'_, '_>, counts: &Counts) -> Self {
         let members = x.comp.members.len();
         let mut first = Vec::with_capacity(counts.subs.len() + 1);
         first.push(0u32);
@@ -119,19 +119,24 @@ impl Cells {
     }
 
     /// Local member `lm`'s cells, ascending by topic.
-    fn of(&self, lm: u32) -> &[(u32, u32)] {
+    pub(super) fn of(&self, lm: u32) -> &[(u32, u32)] {
         let lm = lm as usize;
         &self.of[self.start[lm] as usize..self.start[lm + 1] as usize]
     }
 
     /// The number of the `i`-th subscriber of local topic `lt`'s cell.
-    fn id(&self, lt: usize, i: u32) -> usize {
+    pub(super) fn id(&self, lt: usize, i: u32) -> usize {
         self.first[lt] as usize + i as usize
+    }
+
+    /// How many cells the component has.
+    pub(super) fn len(&self) -> usize {
+        self.first[self.first.len() - 1] as usize
     }
 
     /// Per cell: whether its subscriber holds the topic's extra in `counts`.
     fn holding(&self, counts: &Counts) -> Vec<bool> {
-        let mut holding = vec![false; self.first[self.first.len() - 1] as usize];
+        let mut holding = vec![false; self.len()];
         for (lt, chosen) in counts.chosen.iter().enumerate() {
             for &i in chosen {
                 holding[self.id(lt, i)] = true;
@@ -312,4 +317,42 @@ fn search(
         }
     }
     dealt
+}
+
+/// Applies exchange `e` (its topic's deal has been taken back). When its other topic is dealt
+/// already, takes that deal back and deals it again with the new counts; if that fails, the
+/// exchange is undone, the other topic dealt as before, and false returned.
+pub(super) fn exchange_with(
+    deal: &mut super::RackDeal,
+    x: &Scope<'_, '_>,
+    masks: &[Vec<u64>],
+    counts: &mut Counts,
+    e: Exchange,
+    lists: &mut [Vec<(u32, i32)>],
+) -> bool {
+    e.apply(counts);
+    #[cfg(test)]
+    EXCHANGED.with(|c| c.set(c.get() + 1));
+    if e.other > e.topic {
+        return true;
+    }
+    let t = x.comp.topics[e.other];
+    let subscribers = &x.problem.subscribers[t as usize];
+    let retract = |lists: &mut [Vec<(u32, i32)>]| {
+        for &m in subscribers {
+            lists[m as usize].retain(|&(y, _)| y != t);
+        }
+    };
+    retract(lists);
+    if super::deal_topic(deal, x, masks, counts, e.other, lists) {
+        return true;
+    }
+    retract(lists);
+    e.undo(counts);
+    #[cfg(test)]
+    EXCHANGED.with(|c| c.set(c.get() - 1));
+    // The same counts as before: the same deal, which succeeded.
+    let again = super::deal_topic(deal, x, masks, counts, e.other, lists);
+    debug_assert!(again, "a topic dealt before fails with the same counts");
+    false
 }

@@ -1,0 +1,614 @@
+//! The extras re-chosen across a whole component, for the racked certificate of [`super`]:
+//! where every topic has f_t = 0 (each subscriber gets 0 or 1 of its partitions), no member
+//! holds a keepable claim (the argument below allows claims; the gate is for speed), and a
+//! topic's deal cannot align its left-over partitions, the extras of the cells that gain
+//! nothing (k_tm = 0) are chosen again by one bipartite flow, so that every one of them can
+//! take a left-over partition it aligns (or one no subscriber can align).
+//!
+//! # Why the counts stay optimal
+//!
+//! The gaining cells (k_tm > 0) keep their extras as they were (held or not), and a member
+//! holding one keeps its lowest-numbered keepable claim of the topic, as the deal does; the
+//! partitions left over of topic t are the others. The flow keeps every member's number of
+//! extras on cells that gain nothing (so every load stays, and with it Σ load²) and every
+//! topic's number of extras r_t (each topic's left-over partitions are all placed, one per
+//! re-chosen cell). Σ min(k_tm, c_tm) does not change: a cell that gains nothing adds
+//! min(0, c) = 0 whether chosen or not, and the gaining ones are fixed. So the counts stay
+//! balance-optimal and keep the most claims any balance-optimal choice can (step 3 of the
+//! certificate); the flow sends each re-chosen cell of member m to a left-over partition
+//! whose mask holds m's rack or is 0, so every topic's deal with the new counts places every
+//! alignable partition aligned (its transport is an exact maximum flow, and the flow here is
+//! one of its solutions) and the certificate holds.
+//!
+//! # The network
+//!
+//! Source → member m (capacity: its extras on cells that gain nothing) → (t, rack of m) for
+//! each such cell of m (capacity 1: one partition per subscriber) → (t, g) for each mask g
+//! of t's left-over partitions holding that rack, and (t, 0) → sink (capacity: the left-over
+//! partitions of t with mask g). A member without a rack reaches (t, 0) only. The current
+//! counts are the start: each topic's chosen cells that gain nothing take, in subscriber
+//! order, a partition of their own rack's single-rack mask, else of the first mask (ascending)
+//! holding their rack, else of mask 0, while any is left; the cells that find none are let
+//! go. The deficit is then placed by paths of one arc (members short of extras ascending,
+//! each taking, topic by topic, a partition left of a fitting mask), then by phases of
+//! shortest augmenting paths (Dinic): one breadth-first pass from all the members short of
+//! extras levels the residual network up to the first level holding a mask with a partition
+//! left, then a depth-first pass with a current arc per node pushes a blocking flow of that
+//! level graph, members short of extras ascending, each node's arcs in canonical order (a
+//! member's cells by topic, a (topic, rack) node's masks ascending, then the topic's
+//! holders in that rack ascending, a mask's racks ascending). A topic's holders are kept in a
+//! list per topic (a few per topic), so a (topic, rack) node reads them, not all its
+//! subscribers. The phases stop at [`WORK_PER_ARC`] steps per arc and node of the network;
+//! past that the step declines. It is exact: the saturating flow exists exactly when no
+//! augmenting path is left short of the deficit, and a phase that places nothing finds none.
+//!
+//! # Tie rule
+//!
+//! The re-chosen cells are those the flow above ends with, a deterministic function of the
+//! canonical order and the current counts; the deals then follow the tie rule of [`super`].
+//!
+//! # Complexity
+//!
+//! O(P + Σ_t |Sub(t)|) to build (P the component's partitions), then O(V + E) per phase
+//! (V, E: the network's nodes and arcs, O(Σ_t |Sub(t)| · G) with G masks per topic), at most
+//! [`WORK_PER_ARC`] · (V + E) steps in all.
+
+use super::super::Counts;
+use super::exchange::Scope;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the components whose extras this step re-chose, on this thread.
+    pub(crate) static RECHOSEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the step switched off, so that tests reach the exchanges behind it.
+    pub(crate) static OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, the first topic's re-chosen extras handed each to the
+    /// next subscriber (loads change).
+    pub(crate) static SHIFTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Re-chooses the extras of `counts` on cells that gain nothing, as the [module docs](self)
+/// say, when every topic has f_t = 0 and a saturating flow exists: returns true with
+/// `counts.chosen` changed (loads, gaining cells and r_t as they were), else false with
+/// `counts` untouched. `masks`: per local topic, each partition's mask among its
+/// subscribers' racks; `racks`: how many racks the members run in.
+pub(super) fn rechoose(
+    x: &Scope<'_, '_>,
+    masks: &[Vec<u64>],
+    racks: usize,
+    counts: &mut Counts,
+) -> bool {
+    // Only first assignments: with claims the start is rarely close enough to pay (measured:
+    // the benchmark's racked joins and leaves decline after the start, at a cost).
+    if counts.floor.iter().any(|&f| f != 0) || x.keepable.iter().any(|k| !k.is_empty()) {
+        return false;
+    }
+    #[cfg(test)]
+    if OFF.with(std::cell::Cell::get) {
+        return false;
+    }
+    let Some(net) = Network::start(x, masks, racks, counts) else {
+        return false;
+    };
+    let Some(holders) = net.saturate(counts) else {
+        return false;
+    };
+    for ((chosen, gaining), placed) in counts.chosen.iter_mut().zip(&counts.gaining).zip(holders) {
+        // The gaining holders as they were, merged with the re-chosen ones (both ascending).
+        chosen.retain(|&i| gaining.get(i as usize) == Some(&true));
+        if chosen.is_empty() {
+            *chosen = placed;
+        } else {
+            chosen.extend(placed);
+            chosen.sort_unstable();
+        }
+    }
+    #[cfg(test)]
+    if SHIFTED.with(std::cell::Cell::get)
+        && let Some(chosen) = counts.chosen.first_mut()
+    {
+        let n = counts.subs[0].len() as u32;
+        for i in chosen.iter_mut() {
+            *i = (*i + 1) % n;
+        }
+        chosen.sort_unstable();
+    }
+    #[cfg(test)]
+    RECHOSEN.with(|c| c.set(c.get() + 1));
+    true
+}
+
+/// The residual network of the [module docs](self) with the start's flow on it.
+struct Network<'s> {
+    cells: &'s super::exchange::Cells,
+    /// Per local member: its rack's index (`racks`: none).
+    rack: Vec<usize>,
+    racks: usize,
+    topics: usize,
+    /// Per local topic: where its masks start in `mask_of` (one more entry at the end).
+    start: Vec<usize>,
+    /// Per mask node: its mask, its local topic, the partitions of it not placed.
+    mask_of: Vec<u64>,
+    topic_of: Vec<usize>,
+    left: Vec<u32>,
+    /// Per mask node, per rack index: the flow on the arc (topic, rack) → mask.
+    flow: Vec<u32>,
+    /// Per cell: whether it holds an extra that gains nothing, placed (the flow on it).
+    on: Vec<bool>,
+    /// Per cell: whether it can take a new extra (it gains nothing and holds no placed one).
+    free: Vec<bool>,
+    /// Per local topic: the subscriber indices whose cells are on, ascending.
+    holders: Vec<Vec<u32>>,
+    /// Per local member: its extras on cells that gain nothing not placed.
+    short: Vec<u32>,
+}
+
+impl<'s> Network<'s> {
+    /// The network with the start's flow, or `None` when a topic has more masks than the
+    /// deal takes.
+    fn start(
+        x: &'s Scope<'_, '_>,
+        masks: &[Vec<u64>],
+        racks: usize,
+        counts: &Counts,
+    ) -> Option<Self> {
+        let topics = counts.subs.len();
+        let width = racks + 1;
+        let rack: Vec<usize> = x
+            .member_bit
+            .iter()
+            .map(|&bit| {
+                if bit == 0 {
+                    racks
+                } else {
+                    bit.trailing_zeros() as usize
+                }
+            })
+            .collect();
+        let cells = x
+            .cells
+            .get_or_init(|| super::exchange::Cells::new(x, counts));
+        let mut net = Network {
+            cells,
+            rack,
+            racks,
+            topics,
+            start: Vec::with_capacity(topics + 1),
+            mask_of: Vec::new(),
+            topic_of: Vec::new(),
+            left: Vec::new(),
+            flow: Vec::new(),
+            on: vec![false; cells.len()],
+            free: vec![true; cells.len()],
+            holders: vec![Vec::new(); topics],
+            short: vec![0; counts.load.len()],
+        };
+        let mut holding = Vec::new();
+        let mut kept = Vec::new();
+        for (lt, topic_masks) in masks.iter().enumerate().take(topics) {
+            let t = x.comp.topics[lt] as usize;
+            let subs = &counts.subs[lt];
+            let gaining = &counts.gaining[lt];
+            let gains = |i: usize| gaining.get(i) == Some(&true);
+            // Only claims read who holds an extra.
+            let claimed = !x.keepable[t].is_empty();
+            holding.clear();
+            kept.clear();
+            if claimed {
+                holding.resize(subs.len(), false);
+                kept.resize(subs.len(), false);
+                for &i in &counts.chosen[lt] {
+                    holding[i as usize] = true;
+                }
+            }
+            for (i, _) in gaining.iter().enumerate().filter(|g| *g.1) {
+                net.free[cells.id(lt, i as u32)] = false;
+            }
+            // The claims the deal keeps: each gaining holder's lowest-numbered keepable claim.
+            let claim_at = &x.claim_at[x.claim_at_start[lt]..x.claim_at_start[lt + 1]];
+            let from = net.mask_of.len();
+            net.start.push(from);
+            let mut claims = x.keepable[t].iter().zip(claim_at).peekable();
+            for (p, &mask) in topic_masks.iter().enumerate() {
+                if let Some(&(&(q, _), &i)) = claims.peek()
+                    && q as usize == p
+                {
+                    claims.next();
+                    let i = i as usize;
+                    if holding[i] && gains(i) && !kept[i] {
+                        kept[i] = true;
+                        continue;
+                    }
+                }
+                match net.mask_of[from..].binary_search(&mask) {
+                    Ok(g) => net.left[from + g] += 1,
+                    Err(g) => {
+                        if mask != 0 && net.mask_of.len() - from >= super::MAX_GROUPS {
+                            return None;
+                        }
+                        net.mask_of.insert(from + g, mask);
+                        net.left.insert(from + g, 1);
+                    }
+                }
+            }
+            let groups = from..net.mask_of.len();
+            net.topic_of.resize(groups.end, lt);
+            net.flow.resize(groups.end * width, 0);
+            // The start: chosen cells that gain nothing take their own rack's partitions
+            // first, those of wider masks next, those no subscriber can align last.
+            for &i in &counts.chosen[lt] {
+                if gains(i as usize) {
+                    continue;
+                }
+                let lm = subs[i as usize];
+                let r = net.rack[lm as usize];
+                let (mask_of, left) = (&net.mask_of, &net.left);
+                let open = |g: &usize| left[*g] > 0;
+                let own = groups
+                    .clone()
+                    .filter(open)
+                    .find(|&g| r < racks && mask_of[g] == 1 << r);
+                let wider = || {
+                    groups
+                        .clone()
+                        .filter(open)
+                        .find(|&g| mask_of[g] != 0 && fits(mask_of[g], r, racks))
+                };
+                let free = || groups.clone().filter(open).find(|&g| mask_of[g] == 0);
+                match own.or_else(wider).or_else(free) {
+                    Some(g) => {
+                        net.left[g] -= 1;
+                        net.flow[g * width + r] += 1;
+                        net.on[cells.id(lt, i)] = true;
+                        net.free[cells.id(lt, i)] = false;
+                        net.holders[lt].push(i);
+                    }
+                    None => net.short[lm as usize] += 1,
+                }
+            }
+        }
+        net.start.push(net.mask_of.len());
+        Some(net)
+    }
+
+    /// The first of local topic `lt`'s masks (ascending) that rack index `r` may take with a
+    /// partition not placed.
+    fn open_mask(&self, lt: usize, r: usize) -> Option<usize> {
+        (self.start[lt]..self.start[lt + 1])
+            .find(|&g| self.left[g] > 0 && fits(self.mask_of[g], r, self.racks))
+    }
+
+    /// Places (`on`) or lets go the extra of cell (`lt`, `i`), which gains nothing.
+    fn hold(&mut self, lt: usize, i: u32, on: bool) {
+        let id = self.cells.id(lt, i);
+        self.on[id] = on;
+        self.free[id] = !on;
+        let h = &mut self.holders[lt];
+        match h.binary_search(&i) {
+            Err(at) if on => h.insert(at, i),
+            Ok(at) if !on => {
+                h.remove(at);
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether cell (`lt`, `j`) of a member can take a new extra: it gains nothing and holds
+    /// no placed one.
+    fn free_cell(&self, lt: usize, j: u32) -> bool {
+        self.free[self.cells.id(lt, j)]
+    }
+
+    /// Augments the start's flow until every member's extras are placed, returning the flow
+    /// on the cells, or `None` when no augmenting path is left (or the work bound is spent).
+    /// First the paths of one arc (a member short of an extra, ascending, takes a partition
+    /// left of its topics in order), then phases of shortest augmenting paths (Dinic's
+    /// blocking flows).
+    fn saturate(mut self, counts: &Counts) -> Option<Vec<Vec<u32>>> {
+        let members = self.short.len();
+        let width = self.racks + 1;
+        let cells = self.cells;
+        for lm in 0..members {
+            let r = self.rack[lm];
+            for &(o, j) in cells.of(lm as u32) {
+                if self.short[lm] == 0 {
+                    break;
+                }
+                let o = o as usize;
+                if !self.free_cell(o, j) {
+                    continue;
+                }
+                if let Some(g) = self.open_mask(o, r) {
+                    self.left[g] -= 1;
+                    self.flow[g * width + r] += 1;
+                    self.hold(o, j, true);
+                    self.short[lm] -= 1;
+                }
+            }
+        }
+        let mut deficit: u32 = self.short.iter().sum();
+        if deficit == 0 {
+            return Some(self.holders);
+        }
+        let mut levels = Levels::new(&self);
+        while deficit > 0 {
+            let sink = levels.build(&self, counts)?;
+            let placed = levels.block(&mut self, counts, sink)?;
+            if placed == 0 {
+                return None;
+            }
+            deficit -= placed;
+        }
+        Some(self.holders)
+    }
+}
+
+/// The work a component's phases may spend, per arc of its network, before the step declines
+/// (each phase is one breadth-first pass and one blocking pass, a few steps per arc).
+const WORK_PER_ARC: usize = 16;
+
+/// The level graph of one phase of [`Network::saturate`]: node numbers are local members,
+/// then the (topic, rack) nodes (`members + lt · width + r`), then the mask nodes.
+struct Levels {
+    racks_at: usize,
+    masks_at: usize,
+    width: usize,
+    /// Per node: its distance from the members short of extras (`u32::MAX`: not reached,
+    /// or a dead end of the current phase).
+    level: Vec<u32>,
+    /// Per node: its current arc (arcs in canonical order, as [`Levels::advance`] reads them).
+    next: Vec<usize>,
+    queue: std::collections::VecDeque<usize>,
+    path: Vec<usize>,
+    /// Arcs examined so far, and how many the step may examine.
+    work: usize,
+    budget: usize,
+}
+
+impl Levels {
+    fn new(net: &Network<'_>) -> Self {
+        let width = net.racks + 1;
+        let members = net.short.len();
+        let racks_at = members;
+        let masks_at = racks_at + net.topics * width;
+        let nodes = masks_at + net.mask_of.len();
+        let arcs = 2 * net.cells.len() + net.mask_of.len() * width * 2;
+        Levels {
+            racks_at,
+            masks_at,
+            width,
+            level: vec![u32::MAX; nodes],
+            next: vec![0; nodes],
+            queue: std::collections::VecDeque::new(),
+            path: Vec::new(),
+            work: 0,
+            budget: WORK_PER_ARC * (arcs + nodes),
+        }
+    }
+
+    /// Whether `node` is a mask node with a partition not placed (an arc to the sink).
+    fn open(&self, net: &Network<'_>, node: usize) -> bool {
+        node >= self.masks_at && net.left[node - self.masks_at] > 0
+    }
+
+    /// Levels every node reachable from the members short of extras, breadth first, up to
+    /// the first level holding an open mask node, and returns that level; `None` when none
+    /// is reachable or the work bound is spent.
+    fn build(&mut self, net: &Network<'_>, counts: &Counts) -> Option<u32> {
+        self.level.fill(u32::MAX);
+        self.next.fill(0);
+        self.queue.clear();
+        for (lm, &s) in net.short.iter().enumerate() {
+            if s > 0 {
+                self.level[lm] = 0;
+                self.queue.push_back(lm);
+            }
+        }
+        let mut sink = None;
+        let width = self.width;
+        let (racks_at, masks_at) = (self.racks_at, self.masks_at);
+        while let Some(node) = self.queue.pop_front() {
+            let at = self.level[node];
+            if sink.is_some_and(|s| at >= s) {
+                break;
+            }
+            let level = &mut self.level;
+            let queue = &mut self.queue;
+            let mut reach = |v: usize| {
+                if level[v] == u32::MAX {
+                    level[v] = at + 1;
+                    queue.push_back(v);
+                    true
+                } else {
+                    false
+                }
+            };
+            if node < racks_at {
+                let tr = racks_at + net.rack[node];
+                let of = net.cells.of(node as u32);
+                self.work += of.len();
+                for &(o, j) in of {
+                    if net.free_cell(o as usize, j) {
+                        reach(tr + o as usize * width);
+                    }
+                }
+            } else if node < masks_at {
+                let (lt, r) = ((node - racks_at) / width, (node - racks_at) % width);
+                for g in net.start[lt]..net.start[lt + 1] {
+                    if fits(net.mask_of[g], r, net.racks) && reach(masks_at + g) && net.left[g] > 0
+                    {
+                        sink = Some(at + 1);
+                    }
+                }
+                let subs = &counts.subs[lt];
+                self.work += net.holders[lt].len();
+                for &i in &net.holders[lt] {
+                    let lm = subs[i as usize] as usize;
+                    if net.rack[lm] == r {
+                        reach(lm);
+                    }
+                }
+            } else {
+                let g = node - masks_at;
+                let tr = racks_at + net.topic_of[g] * width;
+                for (r, &f) in net.flow[g * width..(g + 1) * width].iter().enumerate() {
+                    if f > 0 {
+                        reach(tr + r);
+                    }
+                }
+            }
+            self.work += 1;
+            if self.work > self.budget {
+                return None;
+            }
+        }
+        sink
+    }
+
+    /// Carries one unit along `path` (each node's current arc leads to the next), from a
+    /// member short of an extra to an open mask node.
+    fn carry(&self, net: &mut Network<'_>) {
+        let width = self.width;
+        for w in self.path.windows(2) {
+            let (u, v) = (w[0], w[1]);
+            let k = self.next[u];
+            if u < self.racks_at {
+                let (o, j) = net.cells.of(u as u32)[k];
+                net.hold(o as usize, j, true);
+            } else if u < self.masks_at {
+                let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
+                if v >= self.masks_at {
+                    net.flow[(v - self.masks_at) * width + r] += 1;
+                } else {
+                    let masks = net.start[lt + 1] - net.start[lt];
+                    net.hold(lt, (k - masks) as u32, false);
+                }
+            } else {
+                net.flow[(u - self.masks_at) * width + k] -= 1;
+            }
+        }
+        if let Some(&end) = self.path.last() {
+            net.left[end - self.masks_at] -= 1;
+        }
+    }
+
+    /// Advances `u`'s current arc to the first arc of the level graph (to a node one level
+    /// further) and returns where it leads, or `None` past its last. A node's arcs in
+    /// canonical order: a member's cells by topic (to its rack's node of the topic, when the
+    /// cell is free); a (topic, rack) node's fitting masks ascending, then its subscribers in
+    /// the rack ascending (back to each holding the topic's extra); a mask node's racks
+    /// ascending (back to each that the flow sends some of its partitions to).
+    fn advance(&mut self, net: &Network<'_>, counts: &Counts, u: usize) -> Option<usize> {
+        let width = self.width;
+        let want = self.level[u] + 1;
+        let level = &self.level;
+        let mut k = self.next[u];
+        let found = if u < self.racks_at {
+            let tr = self.racks_at + net.rack[u];
+            let of = net.cells.of(u as u32);
+            let at = of[k..].iter().position(|&(o, j)| {
+                net.free_cell(o as usize, j) && level[tr + o as usize * width] == want
+            });
+            self.work += at.map_or(of.len() - k, |a| a + 1);
+            at.map(|a| {
+                k += a;
+                tr + of[k].0 as usize * width
+            })
+        } else if u < self.masks_at {
+            let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
+            let (from, masks) = (net.start[lt], net.start[lt + 1] - net.start[lt]);
+            let mut found = None;
+            while k < masks {
+                self.work += 1;
+                let g = from + k;
+                if fits(net.mask_of[g], r, net.racks) && level[self.masks_at + g] == want {
+                    found = Some(self.masks_at + g);
+                    break;
+                }
+                k += 1;
+            }
+            if found.is_none() {
+                // Past the masks, the current arc is the subscriber index to go on from.
+                let subs = &counts.subs[lt];
+                let from = (k - masks) as u32;
+                let h = &net.holders[lt];
+                let h = &h[h.partition_point(|&i| i < from)..];
+                self.work += 1 + h.len();
+                let next = h.iter().copied().find(|&i| {
+                    let lm = subs[i as usize] as usize;
+                    net.rack[lm] == r && level[lm] == want
+                });
+                match next {
+                    Some(i) => {
+                        k = masks + i as usize;
+                        found = Some(subs[i as usize] as usize);
+                    }
+                    None => k = masks + subs.len(),
+                }
+            }
+            found
+        } else {
+            let g = u - self.masks_at;
+            let tr = self.racks_at + net.topic_of[g] * width;
+            let mut found = None;
+            while k < width {
+                self.work += 1;
+                if net.flow[g * width + k] > 0 && level[tr + k] == want {
+                    found = Some(tr + k);
+                    break;
+                }
+                k += 1;
+            }
+            found
+        };
+        self.next[u] = k;
+        found
+    }
+
+    /// Pushes a blocking flow of the level graph, one unit per path from the members short of
+    /// extras (ascending) to the open mask nodes at level `sink`, each node's current arc
+    /// advancing past dead ends; returns the units placed, or `None` when the work bound is
+    /// spent.
+    fn block(&mut self, net: &mut Network<'_>, counts: &Counts, sink: u32) -> Option<u32> {
+        let mut placed = 0;
+        for root in 0..net.short.len() {
+            while net.short[root] > 0 && self.level[root] == 0 {
+                self.path.clear();
+                self.path.push(root);
+                // Depth first along current arcs until an open mask node or a dead root.
+                while let Some(&u) = self.path.last() {
+                    if self.level[u] == sink {
+                        if self.open(net, u) {
+                            break;
+                        }
+                        self.level[u] = u32::MAX;
+                        self.path.pop();
+                        continue;
+                    }
+                    match self.advance(net, counts, u) {
+                        Some(v) => self.path.push(v),
+                        None => {
+                            self.level[u] = u32::MAX;
+                            self.path.pop();
+                        }
+                    }
+                }
+                if self.work > self.budget {
+                    return None;
+                }
+                if self.path.is_empty() {
+                    break;
+                }
+                self.carry(net);
+                net.short[root] -= 1;
+                placed += 1;
+            }
+        }
+        Some(placed)
+    }
+}
+
+/// Whether a member in rack index `r` (`racks`: none) may take a partition of mask `g`.
+fn fits(g: u64, r: usize, racks: usize) -> bool {
+    g == 0 || (r < racks && g >> r & 1 == 1)
+}
