@@ -46,6 +46,61 @@ fn racked(rng: &mut Rng, mut spec: GroupSpec) -> GroupSpec {
     spec
 }
 
+/// Which group a spec generator makes of a plain overlapping spec.
+#[derive(Clone, Copy)]
+enum Variant {
+    /// The racked group's own stable assignment fed back as claims.
+    Stable,
+    /// A member joins the stable assignment (in rack r1).
+    Join,
+    /// A member leaves it.
+    Leave,
+    /// A first assignment: no claims.
+    Full,
+    /// The stable claims scrambled.
+    Scrambled,
+}
+
+/// [`specs`]'s order of the variants, case after case.
+const VARIANTS: [Variant; 5] = [
+    Variant::Stable,
+    Variant::Join,
+    Variant::Leave,
+    Variant::Full,
+    Variant::Scrambled,
+];
+
+/// The same variants, first assignments first.
+const FULL_FIRST: [Variant; 5] = [
+    Variant::Full,
+    Variant::Stable,
+    Variant::Join,
+    Variant::Leave,
+    Variant::Scrambled,
+];
+
+/// `plain` racked, then made into `kind`.
+fn variant(rng: &mut Rng, plain: GroupSpec, kind: Variant) -> GroupSpec {
+    let mut full = racked(rng, plain);
+    for m in &mut full.members {
+        m.owned.clear();
+    }
+    let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
+    match kind {
+        Variant::Stable => stable,
+        Variant::Join => {
+            let mut j = joined(rng, &stable);
+            if let Some(joiner) = j.members.last_mut() {
+                joiner.rack = Some("r1".into());
+            }
+            j
+        }
+        Variant::Leave => left(rng, &stable),
+        Variant::Full => full,
+        Variant::Scrambled => scrambled(stable),
+    }
+}
+
 /// Racked overlapping groups of 20–80 members on 3–8 topics: in turn a stable assignment (of
 /// the racked group), a join and a leave of it, a full assignment, and the stable claims
 /// scrambled (each member's handed to the next member, mostly in another rack).
@@ -56,24 +111,7 @@ fn specs(seed: u64, cases: usize) -> Vec<GroupSpec> {
             let members = 20 + rng.below(61) as usize;
             let topics = 3 + rng.below(6) as usize;
             let plain = overlap_spec(&mut rng, members, topics);
-            let mut full = racked(&mut rng, plain);
-            for m in &mut full.members {
-                m.owned.clear();
-            }
-            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
-            match case % 5 {
-                0 => stable,
-                1 => {
-                    let mut j = joined(&mut rng, &stable);
-                    if let Some(joiner) = j.members.last_mut() {
-                        joiner.rack = Some("r1".into());
-                    }
-                    j
-                }
-                2 => left(&mut rng, &stable),
-                3 => full,
-                _ => scrambled(stable),
-            }
+            variant(&mut rng, plain, VARIANTS[case % 5])
         })
         .collect()
 }
@@ -305,24 +343,7 @@ fn open_topics(seed: u64, cases: usize) -> Vec<GroupSpec> {
                     .max(1);
                 t.partitions = 1 + rng.below(most) as i64;
             }
-            let mut full = racked(&mut rng, plain);
-            for m in &mut full.members {
-                m.owned.clear();
-            }
-            let stable = super::oracle::feed_back(&full, &UniformV2.assign(&full).unwrap());
-            match case % 5 {
-                0 => full,
-                1 => stable,
-                2 => {
-                    let mut j = joined(&mut rng, &stable);
-                    if let Some(joiner) = j.members.last_mut() {
-                        joiner.rack = Some("r1".into());
-                    }
-                    j
-                }
-                3 => left(&mut rng, &stable),
-                _ => scrambled(stable),
-            }
+            variant(&mut rng, plain, FULL_FIRST[case % 5])
         })
         .collect()
 }
