@@ -134,7 +134,7 @@ impl Claims<'_> {
     /// the last claim's topic) did not guess it: kept out of line, so that the guessed path
     /// stays small. `keys` are the topics' order keys ([`Problem::topic_keys`]).
     ///
-    /// The search starts where the stride guessed ([`Claims::gallop`]): claims usually
+    /// The search starts where the stride guessed ([`gallop`]): claims usually
     /// ascend at a stride that varies a little, so the topic is a few subscriptions away.
     #[inline(never)]
     fn resolve(
@@ -155,11 +155,11 @@ impl Claims<'_> {
         let found = match pack(name.as_bytes()) {
             // The key of a name that packs is its pack, which no other name's key equals;
             // the subscriptions' keys ascend, so the search finds it if it is among them.
-            Some(key) => self.gallop(guessed, |s| keys[s as usize].cmp(&key)),
+            Some(key) => gallop(self.subs, guessed, |s| keys[s as usize].cmp(&key)),
             // Longer names may share a key: the name table, then membership.
             None => {
                 let t = problem.topic_index(name)?;
-                self.gallop(guessed, |s| s.cmp(&t))
+                gallop(self.subs, guessed, |s| s.cmp(&t))
             }
         };
         #[cfg(test)]
@@ -170,45 +170,50 @@ impl Claims<'_> {
         let i = found.ok()?;
         Some((i, self.subs[i]))
     }
+}
 
-    /// Where the subscription `order` finds equal is in `subs` (`Ok`), or would be (`Err`),
-    /// as [`slice::binary_search_by`] answers, searched for from position `from` (clamped to
-    /// the last) outwards by doubling steps: O(log d) comparisons for a target d positions
-    /// from `from`, where a search over all the subscriptions takes O(log subscriptions).
-    /// `order` must be monotone along `subs` (Less, then Equal, then Greater).
-    #[inline]
-    fn gallop(&self, from: usize, order: impl Fn(u32) -> Ordering) -> Result<usize, usize> {
-        let subs = self.subs;
-        let Some(g) = subs.len().checked_sub(1).map(|end| from.min(end)) else {
-            return Err(0);
-        };
-        match order(subs[g]) {
-            Ordering::Equal => Ok(g),
-            Ordering::Less => {
-                // ahead[..end] is below at every probe that was; the last probe (at end - 1)
-                // is not, or the end is past the last: the target is in ahead[end / 2..end].
-                let (base, ahead) = (g + 1, &subs[g + 1..]);
-                let mut end = 1;
-                while end < ahead.len() && order(ahead[end - 1]) == Ordering::Less {
-                    end *= 2;
-                }
-                let lo = end / 2;
-                let window = &ahead[lo..end.min(ahead.len())];
-                let at = window.binary_search_by(|&s| order(s));
-                at.map(|i| base + lo + i).map_err(|i| base + lo + i)
+/// Where the item `order` finds equal is in `items` (`Ok`), or would be (`Err`), exactly as
+/// [`slice::binary_search_by`] answers for distinct items, searched for from position `from`
+/// (clamped to the last) outwards by doubling steps: O(log d) comparisons for a target d
+/// positions from `from`, where a search over all the items takes O(log items). `order` must
+/// be monotone along `items` (Less, then Equal, then Greater). Used wherever a search's
+/// target is usually near a known position: a member's next claim among its subscriptions,
+/// a topic's next claimant among its subscribers (`overlap::cells::locate`).
+#[inline]
+pub(super) fn gallop<T: Copy>(
+    items: &[T],
+    from: usize,
+    order: impl Fn(T) -> Ordering,
+) -> Result<usize, usize> {
+    let Some(g) = items.len().checked_sub(1).map(|end| from.min(end)) else {
+        return Err(0);
+    };
+    match order(items[g]) {
+        Ordering::Equal => Ok(g),
+        Ordering::Less => {
+            // ahead[..end] is below at every probe that was; the last probe (at end - 1) is
+            // not, or the end is past the last: the target is in ahead[end / 2..end].
+            let (base, ahead) = (g + 1, &items[g + 1..]);
+            let mut end = 1;
+            while end < ahead.len() && order(ahead[end - 1]) == Ordering::Less {
+                end *= 2;
             }
-            Ordering::Greater => {
-                // The mirror image: behind[len - end..] is above at every probe that was.
-                let behind = &subs[..g];
-                let mut end = 1;
-                while end < behind.len() && order(behind[behind.len() - end]) == Ordering::Greater {
-                    end *= 2;
-                }
-                let lo = behind.len().saturating_sub(end);
-                let window = &behind[lo..behind.len() - end / 2];
-                let at = window.binary_search_by(|&s| order(s));
-                at.map(|i| lo + i).map_err(|i| lo + i)
+            let lo = end / 2;
+            let window = &ahead[lo..end.min(ahead.len())];
+            let at = window.binary_search_by(|&s| order(s));
+            at.map(|i| base + lo + i).map_err(|i| base + lo + i)
+        }
+        Ordering::Greater => {
+            // The mirror image: behind[len - end..] is above at every probe that was.
+            let behind = &items[..g];
+            let mut end = 1;
+            while end < behind.len() && order(behind[behind.len() - end]) == Ordering::Greater {
+                end *= 2;
             }
+            let lo = behind.len().saturating_sub(end);
+            let window = &behind[lo..behind.len() - end / 2];
+            let at = window.binary_search_by(|&s| order(s));
+            at.map(|i| lo + i).map_err(|i| lo + i)
         }
     }
 }
@@ -231,7 +236,7 @@ pub(crate) mod planted {
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::{planted, previous_owners};
+    use super::{gallop, planted, previous_owners};
     use crate::assignor::problem::Problem;
     use crate::assignor::tests::Rng;
     use crate::assignor::{GroupSpec, MemberSpec, OwnedPartitions, TopicSpec};
@@ -344,14 +349,13 @@ mod tests {
             let mut subs: Vec<u32> = (0..rng.below(40)).map(|_| rng.below(60) as u32).collect();
             subs.sort_unstable();
             subs.dedup();
-            let claims = super::Claims { subs: &subs };
             for _ in 0..8 {
                 let t = rng.below(62) as u32;
                 let from = match rng.below(4) {
                     0 => usize::MAX,
                     _ => rng.below(subs.len() as u64 + 2) as usize,
                 };
-                assert_eq!(claims.gallop(from, |s| s.cmp(&t)), subs.binary_search(&t));
+                assert_eq!(gallop(&subs, from, |s| s.cmp(&t)), subs.binary_search(&t));
             }
         }
     }
