@@ -5,6 +5,8 @@
 //! two or more distinct members claiming it at that generation leave it without an owner
 //! (KAFKA-7026: a stale or conflicting claim must never become double ownership).
 
+use std::cmp::Ordering;
+
 use super::problem::Problem;
 use super::problem::names::pack;
 
@@ -108,7 +110,8 @@ fn claim((best, owner): &mut (i32, u32), generation: i32, m: u32) {
 /// right guess names a topic the member subscribes to, so the claim counts without a
 /// lookup; a wrong one only costs its comparison. A claim no guess resolves is searched for
 /// among the subscriptions by its name's order key (topic indices are in name order, so the
-/// keys of the subscriptions ascend): O(log subscriptions), with no name table.
+/// keys of the subscriptions ascend), outwards from the guessed position: O(log distance),
+/// with no name table.
 struct Claims<'s> {
     /// The member's subscriptions, ascending.
     subs: &'s [u32],
@@ -130,6 +133,9 @@ impl Claims<'_> {
     /// member subscribes to it, when the stride (`stride` on from `last`, the position of
     /// the last claim's topic) did not guess it: kept out of line, so that the guessed path
     /// stays small. `keys` are the topics' order keys ([`Problem::topic_keys`]).
+    ///
+    /// The search starts where the stride guessed ([`gallop`]): claims usually
+    /// ascend at a stride that varies a little, so the topic is a few subscriptions away.
     #[inline(never)]
     fn resolve(
         &self,
@@ -145,26 +151,70 @@ impl Claims<'_> {
         {
             return Some((next, t));
         }
-        let i = match pack(name.as_bytes()) {
+        let guessed = last.wrapping_add(stride);
+        let found = match pack(name.as_bytes()) {
             // The key of a name that packs is its pack, which no other name's key equals;
             // the subscriptions' keys ascend, so the search finds it if it is among them.
-            Some(key) => {
-                let found = self.subs.binary_search_by(|&s| keys[s as usize].cmp(&key));
-                #[cfg(test)]
-                if planted::NEIGHBOUR_TAKEN.get() {
-                    return Some(found.unwrap_or_else(|i| i.min(self.subs.len() - 1)))
-                        .filter(|_| !self.subs.is_empty())
-                        .map(|i| (i, self.subs[i]));
-                }
-                found.ok()?
-            }
+            Some(key) => gallop(self.subs, guessed, |s| keys[s as usize].cmp(&key)),
             // Longer names may share a key: the name table, then membership.
             None => {
                 let t = problem.topic_index(name)?;
-                self.subs.binary_search(&t).ok()?
+                gallop(self.subs, guessed, |s| s.cmp(&t))
             }
         };
+        #[cfg(test)]
+        if planted::NEIGHBOUR_TAKEN.get() {
+            let i = found.unwrap_or_else(|i| i.min(self.subs.len().saturating_sub(1)));
+            return self.subs.get(i).map(|&t| (i, t));
+        }
+        let i = found.ok()?;
         Some((i, self.subs[i]))
+    }
+}
+
+/// Where the item `order` finds equal is in `items` (`Ok`), or would be (`Err`), exactly as
+/// [`slice::binary_search_by`] answers for distinct items, searched for from position `from`
+/// (clamped to the last) outwards by doubling steps: O(log d) comparisons for a target d
+/// positions from `from`, where a search over all the items takes O(log items). `order` must
+/// be monotone along `items` (Less, then Equal, then Greater). Used wherever a search's
+/// target is usually near a known position: a member's next claim among its subscriptions,
+/// a topic's next claimant among its subscribers (`overlap::cells::locate`).
+#[inline]
+pub(super) fn gallop<T: Copy>(
+    items: &[T],
+    from: usize,
+    order: impl Fn(T) -> Ordering,
+) -> Result<usize, usize> {
+    let Some(g) = items.len().checked_sub(1).map(|end| from.min(end)) else {
+        return Err(0);
+    };
+    match order(items[g]) {
+        Ordering::Equal => Ok(g),
+        Ordering::Less => {
+            // ahead[..end] is below at every probe that was; the last probe (at end - 1) is
+            // not, or the end is past the last: the target is in ahead[end / 2..end].
+            let (base, ahead) = (g + 1, &items[g + 1..]);
+            let mut end = 1;
+            while end < ahead.len() && order(ahead[end - 1]) == Ordering::Less {
+                end *= 2;
+            }
+            let lo = end / 2;
+            let window = &ahead[lo..end.min(ahead.len())];
+            let at = window.binary_search_by(|&s| order(s));
+            at.map(|i| base + lo + i).map_err(|i| base + lo + i)
+        }
+        Ordering::Greater => {
+            // The mirror image: behind[len - end..] is above at every probe that was.
+            let behind = &items[..g];
+            let mut end = 1;
+            while end < behind.len() && order(behind[behind.len() - end]) == Ordering::Greater {
+                end *= 2;
+            }
+            let lo = behind.len().saturating_sub(end);
+            let window = &behind[lo..behind.len() - end / 2];
+            let at = window.binary_search_by(|&s| order(s));
+            at.map(|i| lo + i).map_err(|i| lo + i)
+        }
     }
 }
 
@@ -176,8 +226,8 @@ pub(crate) mod planted {
         pub(crate) static TIED_KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         /// [`super::previous_owners`] takes a guessed subscription without comparing names.
         pub(crate) static GUESS_TRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-        /// [`super::previous_owners`] takes the place a search by key ends at as the claim's,
-        /// found or not.
+        /// [`super::previous_owners`] takes the place a search among the subscriptions ends
+        /// at as the claim's, found or not.
         pub(crate) static NEIGHBOUR_TAKEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
@@ -186,7 +236,7 @@ pub(crate) mod planted {
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::{planted, previous_owners};
+    use super::{gallop, planted, previous_owners};
     use crate::assignor::problem::Problem;
     use crate::assignor::tests::Rng;
     use crate::assignor::{GroupSpec, MemberSpec, OwnedPartitions, TopicSpec};
@@ -288,6 +338,26 @@ mod tests {
             }
         }
         previous_owners(&problem) == want
+    }
+
+    /// The search outwards from a guessed position answers as a binary search over all the
+    /// subscriptions, found or not, from every start (in range or past the end).
+    #[test]
+    fn a_gallop_answers_as_a_binary_search() {
+        let mut rng = Rng(7);
+        for _ in 0..2_000 {
+            let mut subs: Vec<u32> = (0..rng.below(40)).map(|_| rng.below(60) as u32).collect();
+            subs.sort_unstable();
+            subs.dedup();
+            for _ in 0..8 {
+                let t = rng.below(62) as u32;
+                let from = match rng.below(4) {
+                    0 => usize::MAX,
+                    _ => rng.below(subs.len() as u64 + 2) as usize,
+                };
+                assert_eq!(gallop(&subs, from, |s| s.cmp(&t)), subs.binary_search(&t));
+            }
+        }
     }
 
     #[test]

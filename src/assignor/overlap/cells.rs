@@ -11,6 +11,8 @@
 
 use std::cell::OnceCell;
 
+use crate::assignor::claims::gallop;
+
 /// The gaining cells of a component listed by topic: those of local topic lt are the
 /// subscriber indices `at[start[lt]..start[lt + 1]]` (in no particular order), also flagged
 /// per subscriber by [`Cells::gains`] (built for a topic when first asked for: the moves look
@@ -198,9 +200,10 @@ pub(super) fn by_position(claims: usize, subscribers: usize) -> bool {
 /// Appends to `out`, per claim of `claims` in order, the claimant's index among `subs` (a
 /// topic's subscribers as local member indices, ascending; every claimant is one, as
 /// `claims::previous_owners` guarantees); `local(m)` is member m's local index and `slot`
-/// (one entry per local member) scratch space. By binary search where that costs less
-/// (about six instructions a halving and thirty more a claim) than writing every
-/// subscriber's position (about nine a subscriber).
+/// (one entry per local member) scratch space. By search where a binary search would cost
+/// less (about six instructions a halving and thirty more a claim) than writing every
+/// subscriber's position (about nine a subscriber); the search starts at the last claimant's
+/// position ([`gallop`]), which costs less again when the claims come in subscriber order.
 pub(super) fn locate(
     subs: &[u32],
     claims: &[(i32, u32)],
@@ -213,9 +216,15 @@ pub(super) fn locate(
     #[cfg(test)]
     let search = SEARCH.get().unwrap_or(search);
     if search {
+        // Claims usually come in subscriber order, often on consecutive subscribers (a deal
+        // hands consecutive partitions to consecutive members), so each search starts just
+        // after the last claimant's position. Every claimant is a subscriber: found.
+        let mut next = 0;
         out.extend(claims.iter().map(|&(_, m)| {
             let lm = local(m) as u32;
-            subs.partition_point(|&x| x < lm) as u32
+            let (Ok(i) | Err(i)) = gallop(subs, next, |x| x.cmp(&lm));
+            next = i + 1;
+            i as u32
         }));
     } else {
         for (i, &lm) in subs.iter().enumerate() {

@@ -8,6 +8,9 @@
 //! repeated only for the topic a move was made in or a stale maximum was read from. Nothing
 //! here decides the result: the bounds, else the flow, do.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::super::warm::{MAX_MOVES, Proposal};
 use super::cells::Gaining;
 
@@ -56,7 +59,7 @@ pub(crate) fn pull(
         let lazy = at + 1 == light.len() && lazy_wanted();
         topics_of(v, &mut topics);
         // (topic, v's index among its subscribers) where v has room.
-        let mut open: Vec<(usize, usize)> = topics
+        let open: Vec<(usize, usize)> = topics
             .iter()
             .filter(|&&lt| proposal.has_extra[lt])
             .filter_map(|&lt| {
@@ -67,45 +70,50 @@ pub(crate) fn pull(
         let scan = |proposal: &Proposal, lt: usize, i: usize| {
             heaviest_holder(proposal, gaining, lt, i, suits).map_or(i64::MIN, |h| h.0)
         };
-        while moves < MAX_MOVES && !open.is_empty() {
-            let need = proposal.load[v] + 2;
-            if !lazy {
-                for &(lt, i) in &open {
-                    if top[lt].is_none() {
-                        top[lt] = Some(scan(proposal, lt, i));
-                    }
+        if moves >= MAX_MOVES || open.is_empty() {
+            continue;
+        }
+        if !lazy {
+            for &(lt, i) in &open {
+                if top[lt].is_none() {
+                    top[lt] = Some(scan(proposal, lt, i));
                 }
             }
-            let bound = lazy_bound(heaviest);
-            let k = loop {
-                let Some(k) = (0..open.len()).max_by_key(|&k| {
-                    (
-                        top[open[k].0].unwrap_or(bound),
-                        std::cmp::Reverse(open[k].0),
-                    )
-                }) else {
-                    break None;
-                };
-                let (lt, i) = open[k];
-                if top[lt].is_some() {
-                    break Some(k);
-                }
-                top[lt] = Some(scan(proposal, lt, i));
-            };
-            let Some(k) = k else {
+        }
+        let bound = lazy_bound(heaviest);
+        // The open topics by (maximum read, lower topic first): a topic unscanned reads the
+        // bound. Only the topic taken out changes its maximum (scanned, rescanned, or moved
+        // in and closed), and it goes back with its new one, so the queue's first is always
+        // the open topic of the largest (maximum read, reversed topic), as a pass over them
+        // would find (topics are distinct, so no two keys tie): O(log) a step, not O(open).
+        let mut queue: BinaryHeap<(i64, Reverse<usize>, usize)> = open
+            .iter()
+            .map(|&(lt, i)| (top[lt].unwrap_or(bound), Reverse(lt), i))
+            .collect();
+        while moves < MAX_MOVES {
+            let need = proposal.load[v] + 2;
+            let Some((_, Reverse(lt), i)) = queue.pop() else {
                 break;
             };
-            let (lt, i) = open[k];
-            if top[lt].is_none_or(|load| load < need) {
+            let Some(read) = top[lt] else {
+                // Unscanned (the last member's lazy scan): read, then compared again.
+                let read = scan(proposal, lt, i);
+                top[lt] = Some(read);
+                queue.push((read, Reverse(lt), i));
+                continue;
+            };
+            if read < need {
                 break;
             }
             // The cached maximum may be stale (its holder gave an extra elsewhere): rescan.
             let Some((load, from)) = heaviest_holder(proposal, gaining, lt, i, suits) else {
                 top[lt] = Some(i64::MIN);
+                queue.push((i64::MIN, Reverse(lt), i));
                 continue;
             };
-            if Some(load) != top[lt] {
+            if load != read {
                 top[lt] = Some(load);
+                queue.push((load, Reverse(lt), i));
                 continue;
             }
             let holder = proposal.subs[lt][from] as usize;
@@ -114,7 +122,6 @@ pub(crate) fn pull(
             proposal.load[holder] -= 1;
             proposal.load[v] += 1;
             top[lt] = None;
-            open.swap_remove(k);
             moves += 1;
         }
     }

@@ -74,13 +74,10 @@ impl Levels {
             let (f, room) = (p.floor[lt], &mut levels.room[lt * words..(lt + 1) * words]);
             if h == 0 {
                 // Every subscriber is at its floor.
-                for &lm in &p.subs[lt] {
-                    room[lm as usize / 64] |= 1 << (lm % 64);
-                }
+                set_ascending(room, p.subs[lt].iter().map(|&lm| (lm, true)));
             } else {
-                for (&lm, &k) in p.subs[lt].iter().zip(&p.count[lt]) {
-                    room[lm as usize / 64] |= u64::from(k == f) << (lm % 64);
-                }
+                let subs = p.subs[lt].iter().zip(&p.count[lt]);
+                set_ascending(room, subs.map(|(&lm, &k)| (lm, k == f)));
             }
         }
         Some(levels)
@@ -155,9 +152,56 @@ impl Levels {
     }
 }
 
+/// Sets in the bitset `bits` the bit of every member `lm` of `members` (ascending, each below
+/// 64 · `bits.len()`) paired with `true`. A word's bits are gathered in a register and
+/// written once, when the members move on to the next word: one store a word where a
+/// read-modify-write a member cost a few instructions more each.
+fn set_ascending(bits: &mut [u64], members: impl Iterator<Item = (u32, bool)>) {
+    let (mut at, mut word) = (0, 0u64);
+    for (lm, set) in members {
+        let w = lm as usize / 64;
+        if w != at {
+            bits[at] |= word;
+            (at, word) = (w, 0);
+        }
+        word |= u64::from(set) << (lm % 64);
+    }
+    if let Some(last) = bits.get_mut(at) {
+        *last |= word;
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests only: no levels are built (every hand-out passes over its subscribers), for a
     /// reference.
     pub(crate) static LEVELS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_ascending;
+    use crate::assignor::tests::Rng;
+
+    /// Gathering a word's bits before writing it sets what setting each bit in place does.
+    #[test]
+    fn bits_set_by_word_are_those_set_one_by_one() {
+        let mut rng = Rng(11);
+        for _ in 0..1_000 {
+            let words = 1 + rng.below(4) as usize;
+            let mut members: Vec<(u32, bool)> = (0..rng.below(3 * 64))
+                .map(|_| (rng.below(64 * words as u64) as u32, rng.below(3) != 0))
+                .collect();
+            members.sort_unstable_by_key(|&(lm, _)| lm);
+            members.dedup_by_key(|&mut (lm, _)| lm);
+            let before: Vec<u64> = (0..words).map(|_| rng.next() & rng.next()).collect();
+            let mut want = before.clone();
+            for &(lm, set) in &members {
+                want[lm as usize / 64] |= u64::from(set) << (lm % 64);
+            }
+            let mut got = before;
+            set_ascending(&mut got, members.iter().copied());
+            assert_eq!(got, want);
+        }
+    }
 }
