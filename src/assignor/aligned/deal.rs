@@ -1,6 +1,7 @@
 //! The deal of the rack-aware path: with the extras chosen, each topic's claims kept and its
 //! left-over partitions placed aligned, topic by topic (the last step of [`super::assign_as`]).
 
+use super::super::components::Component;
 use super::super::racks::search_masks;
 use super::extras::{self, TopicChoice};
 #[cfg(test)]
@@ -12,6 +13,9 @@ use super::{Context, MAX_GROUPS, lengths, restore};
 pub(super) struct Deal {
     /// Places left per local member in the current topic.
     room: Vec<u32>,
+    /// In a topic with no floor, the only members that can have room: the chosen, each
+    /// once, by (rack index, local id) with the unracked last (see [`Deal::topic`]).
+    holders: Vec<u32>,
     /// Left-over partitions that cannot be aligned.
     free: Vec<i32>,
     /// Left-over alignable partitions by mask, masks ascending.
@@ -34,6 +38,7 @@ impl Deal {
     pub(super) fn new(members: usize, check: bool) -> Deal {
         Deal {
             room: vec![0; members],
+            holders: Vec::new(),
             free: Vec::new(),
             groups: Vec::new(),
             flow: Transport::default(),
@@ -192,10 +197,33 @@ impl Deal {
             self.free.sort_unstable();
         }
         let racks = self.capacity.len();
+        // With no floor only the chosen have room, and the claims only take room away: the
+        // walks below visit them alone (rack by rack, ascending within each), which deals every
+        // partition to the member the walk over every member would, in work proportional to
+        // the topic's partitions instead of the component's members.
+        let sparse = floor == 0;
+        let rank = |lm: u32| ctx.member_bit[lm as usize].trailing_zeros();
+        let holders = &mut self.holders;
+        holders.clear();
+        if sparse {
+            holders.extend_from_slice(chosen);
+            holders.sort_unstable_by_key(|&lm| (rank(lm), lm));
+            holders.dedup();
+        }
         let (taken, bucket) = (&mut self.taken, &mut self.bucket);
         taken.clear();
         taken.resize(self.groups.len(), 0);
+        let mut start = 0;
         for (r, members) in rack_members.iter().enumerate() {
+            // Rack r's holders: every holder before `start` is in an earlier rack.
+            let members: &[u32] = if sparse {
+                let end = holders.partition_point(|&lm| rank(lm) as usize <= r);
+                let run = &holders[start..end];
+                start = end;
+                run
+            } else {
+                members
+            };
             bucket.clear();
             for (g, group) in self.groups.iter().enumerate() {
                 let amount = self.flow.amount[g * racks + r] as usize;
@@ -207,22 +235,44 @@ impl Deal {
             }
             bucket.sort_unstable();
             let mut next = bucket.iter();
-            for &lm in members {
-                let room = &mut self.room[lm as usize];
-                let before = next.len();
-                let list = &mut lists[comp.members[lm as usize] as usize];
-                list.extend(next.by_ref().take(*room as usize).map(|&p| (t, p)));
-                *room -= (before - next.len()) as u32;
-            }
+            let room = &mut self.room;
+            hand_out(members.iter().copied(), &mut next, room, comp, t, lists);
         }
         let mut next = self.free.iter();
         if !self.free.is_empty() {
-            for (lm, &m) in comp.members.iter().enumerate() {
-                let room = self.room[lm] as usize;
-                lists[m as usize].extend(next.by_ref().take(room).map(|&p| (t, p)));
+            // In local-id order, whatever the racks.
+            let room = &mut self.room;
+            if sparse {
+                holders.sort_unstable();
+                hand_out(holders.iter().copied(), &mut next, room, comp, t, lists);
+            } else {
+                let all = 0..comp.members.len() as u32;
+                hand_out(all, &mut next, room, comp, t, lists);
             }
         }
         debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
         true
+    }
+}
+
+/// Hands the partitions of topic `t` left in `next` to `members` (local ids) in order, each
+/// taking as many as its room allows (using that room up), until none are left.
+fn hand_out(
+    members: impl Iterator<Item = u32>,
+    next: &mut std::slice::Iter<'_, i32>,
+    room: &mut [u32],
+    comp: &Component,
+    t: u32,
+    lists: &mut [Vec<(u32, i32)>],
+) {
+    for lm in members {
+        if next.len() == 0 {
+            break;
+        }
+        let room = &mut room[lm as usize];
+        let before = next.len();
+        let list = &mut lists[comp.members[lm as usize] as usize];
+        list.extend(next.by_ref().take(*room as usize).map(|&p| (t, p)));
+        *room -= (before - next.len()) as u32;
     }
 }
