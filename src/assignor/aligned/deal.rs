@@ -8,14 +8,16 @@ use super::extras::{self, TopicChoice};
 use super::tally;
 use super::transport::Transport;
 use super::{Context, MAX_GROUPS, lengths, restore};
+use holders::Holders;
+
+mod holders;
 
 /// Buffers reused from topic to topic.
 pub(super) struct Deal {
     /// Places left per local member in the current topic.
     room: Vec<u32>,
-    /// In a topic with no floor, the only members that can have room: the chosen, each
-    /// once, by (rack index, local id) with the unracked last (see [`Deal::topic`]).
-    holders: Vec<u32>,
+    /// In a topic with no floor, the only members that can have room: the chosen.
+    holders: Holders,
     /// Left-over partitions that cannot be aligned.
     free: Vec<i32>,
     /// Left-over alignable partitions by mask, masks ascending.
@@ -38,7 +40,7 @@ impl Deal {
     pub(super) fn new(members: usize, check: bool) -> Deal {
         Deal {
             room: vec![0; members],
-            holders: Vec::new(),
+            holders: Holders::default(),
             free: Vec::new(),
             groups: Vec::new(),
             flow: Transport::default(),
@@ -202,28 +204,16 @@ impl Deal {
         // partition to the member the walk over every member would, in work proportional to
         // the topic's partitions instead of the component's members.
         let sparse = floor == 0;
-        let rank = |lm: u32| ctx.member_bit[lm as usize].trailing_zeros();
         let holders = &mut self.holders;
-        holders.clear();
         if sparse {
-            holders.extend_from_slice(chosen);
-            holders.sort_unstable_by_key(|&lm| (rank(lm), lm));
-            holders.dedup();
+            let rank = |lm: u32| ctx.member_bit[lm as usize].trailing_zeros() as usize;
+            holders.fill(chosen, racks, rank);
         }
         let (taken, bucket) = (&mut self.taken, &mut self.bucket);
         taken.clear();
         taken.resize(self.groups.len(), 0);
-        let mut start = 0;
         for (r, members) in rack_members.iter().enumerate() {
-            // Rack r's holders: every holder before `start` is in an earlier rack.
-            let members: &[u32] = if sparse {
-                let end = holders.partition_point(|&lm| rank(lm) as usize <= r);
-                let run = &holders[start..end];
-                start = end;
-                run
-            } else {
-                members
-            };
+            let members = if sparse { holders.rack(r) } else { members };
             bucket.clear();
             for (g, group) in self.groups.iter().enumerate() {
                 let amount = self.flow.amount[g * racks + r] as usize;
@@ -243,8 +233,8 @@ impl Deal {
             // In local-id order, whatever the racks.
             let room = &mut self.room;
             if sparse {
-                holders.sort_unstable();
-                hand_out(holders.iter().copied(), &mut next, room, comp, t, lists);
+                let members = holders.ascending().iter().copied();
+                hand_out(members, &mut next, room, comp, t, lists);
             } else {
                 let all = 0..comp.members.len() as u32;
                 hand_out(all, &mut next, room, comp, t, lists);
