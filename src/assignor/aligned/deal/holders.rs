@@ -10,6 +10,8 @@ pub(super) struct Holders {
     by_rack: Vec<u32>,
     /// Where each rack's run in `by_rack` ends: `racks + 1` entries, the last the unracked's.
     end: Vec<usize>,
+    /// Per member of `ascending`, its run (its rack index, `racks` for the unracked).
+    slot: Vec<u32>,
 }
 
 impl Holders {
@@ -26,19 +28,21 @@ impl Holders {
         // A counting sort by rack, stable, so each run stays ascending: `end[r]` counts rack
         // r − 1's members, then is made the start of rack r's run and advanced past each of
         // its members, ending where that run ends.
-        let slot = |lm: u32| rack(lm).min(racks);
+        self.slot.clear();
+        self.slot
+            .extend(self.ascending.iter().map(|&lm| rack(lm).min(racks) as u32));
         self.end.clear();
         self.end.resize(racks + 2, 0);
-        for &lm in &self.ascending {
-            self.end[slot(lm) + 1] += 1;
+        for &slot in &self.slot {
+            self.end[slot as usize + 1] += 1;
         }
         for r in 1..self.end.len() {
             self.end[r] += self.end[r - 1];
         }
         self.by_rack.clear();
         self.by_rack.resize(self.ascending.len(), 0);
-        for &lm in &self.ascending {
-            let at = &mut self.end[slot(lm)];
+        for (&lm, &slot) in self.ascending.iter().zip(&self.slot) {
+            let at = &mut self.end[slot as usize];
             self.by_rack[*at] = lm;
             *at += 1;
         }
