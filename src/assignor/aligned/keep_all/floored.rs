@@ -143,8 +143,15 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
     // there could take (where it can be denied its gain at little risk).
     let mut movable_in = vec![0u32; n];
     let mut movable: Vec<bool> = Vec::new();
+    // `movable_in` is read only to order the members with g_m > q for the s places at
+    // q + 1, and a topic adds to it only where some member gains: with no such member, or
+    // s = 0, or no gaining cell in a topic, that topic's marking is skipped (it would add 0).
+    let ranked = s > 0 && gain_left.iter().any(|&g| g > q);
     for (i, &t) in comp.topics.iter().enumerate() {
         let cells = &k[i * n..(i + 1) * n];
+        if !ranked || !cells.iter().any(|&claimed| claimed > floors[i]) {
+            continue;
+        }
         let place_racks = place_racks_of(cells, floors[i], member_bit);
         mark_movable(ctx, i, t, place_racks, &mut movable);
         for (lm, &claimed) in cells.iter().enumerate() {
@@ -234,9 +241,12 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         let open = extras[i] - gained;
         // The places: floors to fill, then optional extras, needy members first.
         let mut place_racks = 0u64;
+        // Claims still to release in the topic: the passes below stop once none is left.
+        let mut releasing = 0u64;
         for lm in 0..n {
             let c = f + u32::from(gains[lm]);
             release[lm] = cells[lm].saturating_sub(c);
+            releasing += u64::from(release[lm]);
             if cells[lm] < f {
                 matching.floor[lm] = f - cells[lm];
             }
@@ -259,13 +269,20 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         for &(p, _) in keepable {
             is_kept[p as usize] = true;
         }
-        for preferred in [true, false] {
+        // With nothing left to release no claim below would change (every test needs
+        // `release[lm] > 0`), so the passes end there: on a leave, where no member claims
+        // more than its count, they do not run at all.
+        'release: for preferred in [true, false] {
             for &(p, m) in keepable.iter().rev() {
+                if releasing == 0 {
+                    break 'release;
+                }
                 let lm = ctx.index.get(comp, m);
                 let mask = masks[p as usize];
                 let placeable = mask == 0 || mask & place_racks != 0;
                 if release[lm] > 0 && is_kept[p as usize] && (placeable || !preferred) {
                     release[lm] -= 1;
+                    releasing -= 1;
                     is_kept[p as usize] = false;
                 }
             }
