@@ -142,20 +142,26 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
     // Per member: the gaining topics in which it has a claim that a member not gaining
     // there could take (where it can be denied its gain at little risk).
     let mut movable_in = vec![0u32; n];
-    let mut movable: Vec<bool> = Vec::new();
     // `movable_in` is read only to order the members with g_m > q for the s places at
     // q + 1, and a topic adds to it only where some member gains: with no such member, or
     // s = 0, or no gaining cell in a topic, that topic's marking is skipped (it would add 0).
     let ranked = s > 0 && gain_left.iter().any(|&g| g > q);
+    // The marks of the topics marked here, at `i·n..(i + 1)·n`, kept for the loop below:
+    // it marks the same topic from the same cells, floor and racks, so it reads them instead
+    // of marking again. Where nothing is ranked, one topic's room for that loop to mark in.
+    let mut movable = vec![false; if ranked { topics * n } else { n }];
+    let mut marked = vec![false; topics];
     for (i, &t) in comp.topics.iter().enumerate() {
         let cells = &k[i * n..(i + 1) * n];
         if !ranked || !cells.iter().any(|&claimed| claimed > floors[i]) {
             continue;
         }
         let place_racks = place_racks_of(cells, floors[i], member_bit);
-        mark_movable(ctx, i, t, place_racks, &mut movable);
+        let marks = &mut movable[i * n..(i + 1) * n];
+        mark_movable(ctx, i, t, place_racks, marks);
+        marked[i] = true;
         for (lm, &claimed) in cells.iter().enumerate() {
-            movable_in[lm] += u32::from(claimed > floors[i] && movable[lm]);
+            movable_in[lm] += u32::from(claimed > floors[i] && marks[lm]);
         }
     }
     // The members at q + 1 by their gains: of those with g_m > q, the fewest such topics
@@ -216,14 +222,25 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         if candidates.len() > room as usize {
             // Those denied a gain release a claim: prefer denying members with a claim that
             // a member with a place (one not gaining here) can take.
-            let place_racks = place_racks_of(cells, f, member_bit);
-            mark_movable(ctx, i, t, place_racks, &mut movable);
+            // A topic with a candidate has a gaining cell, so it was marked above unless
+            // nothing is ranked; else its marks are made in the first topic's room (that
+            // topic is behind us, and `movable` always has it).
+            let marks = if marked[i] {
+                &movable[i * n..(i + 1) * n]
+            } else {
+                let place_racks = place_racks_of(cells, f, member_bit);
+                let Some(scratch) = movable.get_mut(..n) else {
+                    return false;
+                };
+                mark_movable(ctx, i, t, place_racks, scratch);
+                &movable[..n]
+            };
             // Members that must gain here (negative slack) first; of the others, those without
             // such a claim first, then the least slack.
             let spread = topics as i64 + 1;
             for c in &mut candidates {
                 if c.0 >= 0 {
-                    c.0 += spread * i64::from(movable[c.1 as usize]);
+                    c.0 += spread * i64::from(marks[c.1 as usize]);
                 }
             }
         }
@@ -333,18 +350,11 @@ fn place_racks_of(cells: &[u32], f: u32, member_bit: &[u64]) -> u64 {
     racks
 }
 
-/// Marks in `movable` (per local member) who has a keepable claim of the i-th topic `t`
-/// whose mask is 0 or meets `place_racks`.
-fn mark_movable(
-    ctx: &Context<'_, '_>,
-    i: usize,
-    t: u32,
-    place_racks: u64,
-    movable: &mut Vec<bool>,
-) {
+/// Marks in `movable` (per local member, every other mark cleared) who has a keepable claim
+/// of the i-th topic `t` whose mask is 0 or meets `place_racks`.
+fn mark_movable(ctx: &Context<'_, '_>, i: usize, t: u32, place_racks: u64, movable: &mut [bool]) {
     let masks = ctx.topic_masks(i, t);
-    movable.clear();
-    movable.resize(ctx.comp.members.len(), false);
+    movable.fill(false);
     for &(p, m) in &ctx.keepable[t as usize] {
         let mask = masks[p as usize];
         if mask == 0 || mask & place_racks != 0 {
