@@ -201,19 +201,25 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         candidates.clear();
         matching.clear(n);
         let mut reserved = 0u32;
-        for (lm, &claimed) in cells.iter().enumerate() {
-            if claimed > f {
-                gain_left[lm] -= 1;
-                if need_gain[lm] > 0 {
-                    let slack = i64::from(gain_left[lm]) - i64::from(need_gain[lm]);
-                    candidates.push((slack, lm as u32));
+        {
+            // The per-member lists cut to n, as `cells` is, so that the loop indexes them
+            // without a check each.
+            let (gain_left, other_left) = (&mut gain_left[..n], &mut other_left[..n]);
+            let (need_gain, need_other) = (&need_gain[..n], &need_other[..n]);
+            for (lm, &claimed) in cells.iter().enumerate() {
+                if claimed > f {
+                    gain_left[lm] -= 1;
+                    if need_gain[lm] > 0 {
+                        let slack = i64::from(gain_left[lm]) - i64::from(need_gain[lm]);
+                        candidates.push((slack, lm as u32));
+                    }
+                } else {
+                    if need_other[lm] >= other_left[lm] && need_other[lm] > 0 {
+                        reserved += 1;
+                        matching.critical.push(lm as u32);
+                    }
+                    other_left[lm] -= 1;
                 }
-            } else {
-                if need_other[lm] >= other_left[lm] && need_other[lm] > 0 {
-                    reserved += 1;
-                    matching.critical.push(lm as u32);
-                }
-                other_left[lm] -= 1;
             }
         }
         let Some(room) = extras[i].checked_sub(reserved) else {
@@ -260,24 +266,31 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         let mut place_racks = 0u64;
         // Claims still to release in the topic: the passes below stop once none is left.
         let mut releasing = 0u64;
-        for lm in 0..n {
-            let c = f + u32::from(gains[lm]);
-            release[lm] = cells[lm].saturating_sub(c);
-            releasing += u64::from(release[lm]);
-            if cells[lm] < f {
-                matching.floor[lm] = f - cells[lm];
-            }
-            if cells[lm] <= f && open > 0 {
-                if need_other[lm] > 0 {
-                    if need_other[lm] < other_left[lm] + 1 {
-                        matching.needy.push(lm as u32);
-                    }
-                } else if !above[lm] && need_gain[lm] == 0 && plus_left > 0 {
-                    matching.plus.push(lm as u32);
+        {
+            // As above: every per-member list cut to n, indexed without a check each.
+            let (gains, release) = (&gains[..n], &mut release[..n]);
+            let (floor, member_bit) = (&mut matching.floor[..n], &member_bit[..n]);
+            let (need_other, other_left) = (&need_other[..n], &other_left[..n]);
+            let (above, need_gain) = (&above[..n], &need_gain[..n]);
+            for (lm, &claimed) in cells.iter().enumerate() {
+                let c = f + u32::from(gains[lm]);
+                release[lm] = claimed.saturating_sub(c);
+                releasing += u64::from(release[lm]);
+                if claimed < f {
+                    floor[lm] = f - claimed;
                 }
-            }
-            if matching.floor[lm] > 0 || cells[lm] <= f && open > 0 {
-                place_racks |= member_bit[lm];
+                if claimed <= f && open > 0 {
+                    if need_other[lm] > 0 {
+                        if need_other[lm] < other_left[lm] + 1 {
+                            matching.needy.push(lm as u32);
+                        }
+                    } else if !above[lm] && need_gain[lm] == 0 && plus_left > 0 {
+                        matching.plus.push(lm as u32);
+                    }
+                }
+                if floor[lm] > 0 || claimed <= f && open > 0 {
+                    place_racks |= member_bit[lm];
+                }
             }
         }
         // Released claims: of masks some member with a place can take first, highest first.
@@ -325,8 +338,10 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
             let lm = matching.owner[u] as usize;
             lists[comp.members[lm] as usize].push((t, p));
         }
-        for (lm, &held) in matching.held.iter().enumerate() {
-            if held > matching.floor[lm] {
+        let (floor, need_other, above) =
+            (&matching.floor[..n], &mut need_other[..n], &mut above[..n]);
+        for (lm, &held) in matching.held[..n].iter().enumerate() {
+            if held > floor[lm] {
                 if need_other[lm] > 0 {
                     need_other[lm] -= 1;
                 } else {
