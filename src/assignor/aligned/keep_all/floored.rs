@@ -142,13 +142,26 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
     // Per member: the gaining topics in which it has a claim that a member not gaining
     // there could take (where it can be denied its gain at little risk).
     let mut movable_in = vec![0u32; n];
-    let mut movable: Vec<bool> = Vec::new();
+    // `movable_in` is read only to order the members with g_m > q for the s places at
+    // q + 1, and a topic adds to it only where some member gains: with no such member, or
+    // s = 0, or no gaining cell in a topic, that topic's marking is skipped (it would add 0).
+    let ranked = s > 0 && gain_left.iter().any(|&g| g > q);
+    // The marks of the topics marked here, at `i·n..(i + 1)·n`, kept for the loop below:
+    // it marks the same topic from the same cells, floor and racks, so it reads them instead
+    // of marking again. Where nothing is ranked, one topic's room for that loop to mark in.
+    let mut movable = vec![false; if ranked { topics * n } else { n }];
+    let mut marked = vec![false; topics];
     for (i, &t) in comp.topics.iter().enumerate() {
         let cells = &k[i * n..(i + 1) * n];
+        if !ranked || !cells.iter().any(|&claimed| claimed > floors[i]) {
+            continue;
+        }
         let place_racks = place_racks_of(cells, floors[i], member_bit);
-        mark_movable(ctx, i, t, place_racks, &mut movable);
+        let marks = &mut movable[i * n..(i + 1) * n];
+        mark_movable(ctx, i, t, place_racks, marks);
+        marked[i] = true;
         for (lm, &claimed) in cells.iter().enumerate() {
-            movable_in[lm] += u32::from(claimed > floors[i] && movable[lm]);
+            movable_in[lm] += u32::from(claimed > floors[i] && marks[lm]);
         }
     }
     // The members at q + 1 by their gains: of those with g_m > q, the fewest such topics
@@ -188,19 +201,25 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         candidates.clear();
         matching.clear(n);
         let mut reserved = 0u32;
-        for (lm, &claimed) in cells.iter().enumerate() {
-            if claimed > f {
-                gain_left[lm] -= 1;
-                if need_gain[lm] > 0 {
-                    let slack = i64::from(gain_left[lm]) - i64::from(need_gain[lm]);
-                    candidates.push((slack, lm as u32));
+        {
+            // The per-member lists cut to n, as `cells` is, so that the loop indexes them
+            // without a check each.
+            let (gain_left, other_left) = (&mut gain_left[..n], &mut other_left[..n]);
+            let (need_gain, need_other) = (&need_gain[..n], &need_other[..n]);
+            for (lm, &claimed) in cells.iter().enumerate() {
+                if claimed > f {
+                    gain_left[lm] -= 1;
+                    if need_gain[lm] > 0 {
+                        let slack = i64::from(gain_left[lm]) - i64::from(need_gain[lm]);
+                        candidates.push((slack, lm as u32));
+                    }
+                } else {
+                    if need_other[lm] >= other_left[lm] && need_other[lm] > 0 {
+                        reserved += 1;
+                        matching.critical.push(lm as u32);
+                    }
+                    other_left[lm] -= 1;
                 }
-            } else {
-                if need_other[lm] >= other_left[lm] && need_other[lm] > 0 {
-                    reserved += 1;
-                    matching.critical.push(lm as u32);
-                }
-                other_left[lm] -= 1;
             }
         }
         let Some(room) = extras[i].checked_sub(reserved) else {
@@ -209,14 +228,25 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         if candidates.len() > room as usize {
             // Those denied a gain release a claim: prefer denying members with a claim that
             // a member with a place (one not gaining here) can take.
-            let place_racks = place_racks_of(cells, f, member_bit);
-            mark_movable(ctx, i, t, place_racks, &mut movable);
+            // A topic with a candidate has a gaining cell, so it was marked above unless
+            // nothing is ranked; else its marks are made in the first topic's room (that
+            // topic is behind us, and `movable` always has it).
+            let marks = if marked[i] {
+                &movable[i * n..(i + 1) * n]
+            } else {
+                let place_racks = place_racks_of(cells, f, member_bit);
+                let Some(scratch) = movable.get_mut(..n) else {
+                    return false;
+                };
+                mark_movable(ctx, i, t, place_racks, scratch);
+                &movable[..n]
+            };
             // Members that must gain here (negative slack) first; of the others, those without
             // such a claim first, then the least slack.
             let spread = topics as i64 + 1;
             for c in &mut candidates {
                 if c.0 >= 0 {
-                    c.0 += spread * i64::from(movable[c.1 as usize]);
+                    c.0 += spread * i64::from(marks[c.1 as usize]);
                 }
             }
         }
@@ -234,23 +264,33 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         let open = extras[i] - gained;
         // The places: floors to fill, then optional extras, needy members first.
         let mut place_racks = 0u64;
-        for lm in 0..n {
-            let c = f + u32::from(gains[lm]);
-            release[lm] = cells[lm].saturating_sub(c);
-            if cells[lm] < f {
-                matching.floor[lm] = f - cells[lm];
-            }
-            if cells[lm] <= f && open > 0 {
-                if need_other[lm] > 0 {
-                    if need_other[lm] < other_left[lm] + 1 {
-                        matching.needy.push(lm as u32);
-                    }
-                } else if !above[lm] && need_gain[lm] == 0 && plus_left > 0 {
-                    matching.plus.push(lm as u32);
+        // Claims still to release in the topic: the passes below stop once none is left.
+        let mut releasing = 0u64;
+        {
+            // As above: every per-member list cut to n, indexed without a check each.
+            let (gains, release) = (&gains[..n], &mut release[..n]);
+            let (floor, member_bit) = (&mut matching.floor[..n], &member_bit[..n]);
+            let (need_other, other_left) = (&need_other[..n], &other_left[..n]);
+            let (above, need_gain) = (&above[..n], &need_gain[..n]);
+            for (lm, &claimed) in cells.iter().enumerate() {
+                let c = f + u32::from(gains[lm]);
+                release[lm] = claimed.saturating_sub(c);
+                releasing += u64::from(release[lm]);
+                if claimed < f {
+                    floor[lm] = f - claimed;
                 }
-            }
-            if matching.floor[lm] > 0 || cells[lm] <= f && open > 0 {
-                place_racks |= member_bit[lm];
+                if claimed <= f && open > 0 {
+                    if need_other[lm] > 0 {
+                        if need_other[lm] < other_left[lm] + 1 {
+                            matching.needy.push(lm as u32);
+                        }
+                    } else if !above[lm] && need_gain[lm] == 0 && plus_left > 0 {
+                        matching.plus.push(lm as u32);
+                    }
+                }
+                if floor[lm] > 0 || claimed <= f && open > 0 {
+                    place_racks |= member_bit[lm];
+                }
             }
         }
         // Released claims: of masks some member with a place can take first, highest first.
@@ -259,13 +299,20 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         for &(p, _) in keepable {
             is_kept[p as usize] = true;
         }
-        for preferred in [true, false] {
+        // With nothing left to release no claim below would change (every test needs
+        // `release[lm] > 0`), so the passes end there: on a leave, where no member claims
+        // more than its count, they do not run at all.
+        'release: for preferred in [true, false] {
             for &(p, m) in keepable.iter().rev() {
+                if releasing == 0 {
+                    break 'release;
+                }
                 let lm = ctx.index.get(comp, m);
                 let mask = masks[p as usize];
                 let placeable = mask == 0 || mask & place_racks != 0;
                 if release[lm] > 0 && is_kept[p as usize] && (placeable || !preferred) {
                     release[lm] -= 1;
+                    releasing -= 1;
                     is_kept[p as usize] = false;
                 }
             }
@@ -291,8 +338,10 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
             let lm = matching.owner[u] as usize;
             lists[comp.members[lm] as usize].push((t, p));
         }
-        for (lm, &held) in matching.held.iter().enumerate() {
-            if held > matching.floor[lm] {
+        let (floor, need_other, above) =
+            (&matching.floor[..n], &mut need_other[..n], &mut above[..n]);
+        for (lm, &held) in matching.held[..n].iter().enumerate() {
+            if held > floor[lm] {
                 if need_other[lm] > 0 {
                     need_other[lm] -= 1;
                 } else {
@@ -316,18 +365,11 @@ fn place_racks_of(cells: &[u32], f: u32, member_bit: &[u64]) -> u64 {
     racks
 }
 
-/// Marks in `movable` (per local member) who has a keepable claim of the i-th topic `t`
-/// whose mask is 0 or meets `place_racks`.
-fn mark_movable(
-    ctx: &Context<'_, '_>,
-    i: usize,
-    t: u32,
-    place_racks: u64,
-    movable: &mut Vec<bool>,
-) {
+/// Marks in `movable` (per local member, every other mark cleared) who has a keepable claim
+/// of the i-th topic `t` whose mask is 0 or meets `place_racks`.
+fn mark_movable(ctx: &Context<'_, '_>, i: usize, t: u32, place_racks: u64, movable: &mut [bool]) {
     let masks = ctx.topic_masks(i, t);
-    movable.clear();
-    movable.resize(ctx.comp.members.len(), false);
+    movable.fill(false);
     for &(p, m) in &ctx.keepable[t as usize] {
         let mask = masks[p as usize];
         if mask == 0 || mask & place_racks != 0 {
