@@ -133,10 +133,14 @@ struct Network<'s> {
     left: Vec<u32>,
     /// Per mask node, per rack index: the flow on the arc (topic, rack) → mask.
     flow: Vec<u32>,
-    /// Per cell: whether it holds an extra that gains nothing, placed (the flow on it).
-    on: Vec<bool>,
-    /// Per cell: whether it can take a new extra (it gains nothing and holds no placed one).
-    free: Vec<bool>,
+    /// Per cell, as bits (cell c at bit c % 64 of word c / 64): whether it can take a new
+    /// extra (it gains nothing and holds no placed one).
+    free: Vec<u64>,
+    /// Per (topic, rack) node (`lt · (racks + 1) + r`): how many of the topic's subscribers
+    /// in that rack have a free cell of it (the node's arcs in from members).
+    free_in: Vec<u32>,
+    /// Per rack index: how many of its (topic, rack) nodes have `free_in` above 0.
+    fed: Vec<u32>,
     /// Per local topic: the subscriber indices whose cells are on, ascending.
     holders: Vec<Vec<u32>>,
     /// Per local member: its extras on cells that gain nothing not placed.
@@ -178,8 +182,9 @@ impl<'s> Network<'s> {
             topic_of: Vec::new(),
             left: Vec::new(),
             flow: Vec::new(),
-            on: vec![false; cells.len()],
-            free: vec![true; cells.len()],
+            free: vec![!0u64; cells.len().div_ceil(64)],
+            free_in: vec![0; topics * width],
+            fed: vec![0; width],
             holders: vec![Vec::new(); topics],
             short: vec![0; counts.load.len()],
         };
@@ -201,8 +206,12 @@ impl<'s> Network<'s> {
                     holding[i as usize] = true;
                 }
             }
+            let node = lt * width;
+            for &lm in subs {
+                net.free_in[node + net.rack[lm as usize]] += 1;
+            }
             for (i, _) in gaining.iter().enumerate().filter(|g| *g.1) {
-                net.free[cells.id(lt, i as u32)] = false;
+                net.take_cell(lt, i as u32, subs[i] as usize);
             }
             // The claims the deal keeps: each gaining holder's lowest-numbered keepable claim.
             let claim_at = &x.claim_at[x.claim_at_start[lt]..x.claim_at_start[lt + 1]];
@@ -259,8 +268,7 @@ impl<'s> Network<'s> {
                     Some(g) => {
                         net.left[g] -= 1;
                         net.flow[g * width + r] += 1;
-                        net.on[cells.id(lt, i)] = true;
-                        net.free[cells.id(lt, i)] = false;
+                        net.take_cell(lt, i, lm as usize);
                         net.holders[lt].push(i);
                     }
                     None => net.short[lm as usize] += 1,
@@ -268,7 +276,47 @@ impl<'s> Network<'s> {
             }
         }
         net.start.push(net.mask_of.len());
+        for (node, &n) in net.free_in.iter().enumerate() {
+            net.fed[node % width] += u32::from(n > 0);
+        }
         Some(net)
+    }
+
+    /// Marks cell (`lt`, `i`) of local member `lm` as not free (`free` and `free_in`).
+    fn take_cell(&mut self, lt: usize, i: u32, lm: usize) {
+        let id = self.cells.id(lt, i);
+        self.free[id / 64] &= !(1 << (id % 64));
+        let node = lt * (self.racks + 1) + self.rack[lm];
+        self.free_in[node] -= 1;
+        if self.free_in[node] == 0 {
+            self.fed[self.rack[lm]] -= 1;
+        }
+    }
+
+    /// Marks cell (`lt`, `i`) of local member `lm` as free again.
+    fn release_cell(&mut self, lt: usize, i: u32, lm: usize) {
+        let id = self.cells.id(lt, i);
+        self.free[id / 64] |= 1 << (id % 64);
+        let node = lt * (self.racks + 1) + self.rack[lm];
+        if self.free_in[node] == 0 {
+            self.fed[self.rack[lm]] += 1;
+        }
+        self.free_in[node] += 1;
+    }
+
+    /// Per local topic: the racks its masks with a partition not placed admit, as bits (bit
+    /// r: some such mask holds rack index r; bit 64: mask 0 has one, which every rack
+    /// admits). A member in rack index r finds an open mask of the topic
+    /// ([`Network::open_mask`]) exactly when this meets [`admits`]`(r)`.
+    fn open_racks(&self, lt: usize) -> u128 {
+        (self.start[lt]..self.start[lt + 1])
+            .filter(|&g| self.left[g] > 0)
+            .fold(0, |acc, g| {
+                acc | match self.mask_of[g] {
+                    0 => 1 << 64,
+                    mask => u128::from(mask),
+                }
+            })
     }
 
     /// The first of local topic `lt`'s masks (ascending) that rack index `r` may take with a
@@ -278,11 +326,14 @@ impl<'s> Network<'s> {
             .find(|&g| self.left[g] > 0 && fits(self.mask_of[g], r, self.racks))
     }
 
-    /// Places (`on`) or lets go the extra of cell (`lt`, `i`), which gains nothing.
-    fn hold(&mut self, lt: usize, i: u32, on: bool) {
-        let id = self.cells.id(lt, i);
-        self.on[id] = on;
-        self.free[id] = !on;
+    /// Places (`on`) or lets go the extra of cell (`lt`, `i`) of local member `lm`, which
+    /// gains nothing.
+    fn hold(&mut self, lt: usize, i: u32, lm: usize, on: bool) {
+        if on {
+            self.take_cell(lt, i, lm);
+        } else {
+            self.release_cell(lt, i, lm);
+        }
         let h = &mut self.holders[lt];
         match h.binary_search(&i) {
             Err(at) if on => h.insert(at, i),
@@ -296,7 +347,8 @@ impl<'s> Network<'s> {
     /// Whether cell (`lt`, `j`) of a member can take a new extra: it gains nothing and holds
     /// no placed one.
     fn free_cell(&self, lt: usize, j: u32) -> bool {
-        self.free[self.cells.id(lt, j)]
+        let id = self.cells.id(lt, j);
+        self.free[id / 64] >> (id % 64) & 1 == 1
     }
 
     /// Augments the start's flow until every member's extras are placed, returning the flow
@@ -308,21 +360,28 @@ impl<'s> Network<'s> {
         let members = self.short.len();
         let width = self.racks + 1;
         let cells = self.cells;
+        // Per topic, the racks its open masks admit: a cell whose rack they do not admit is
+        // passed over without a look at its masks (most are, once few partitions are left).
+        let mut open: Vec<u128> = (0..self.topics).map(|lt| self.open_racks(lt)).collect();
         for lm in 0..members {
             let r = self.rack[lm];
+            let admitted = admits(r, self.racks);
             for &(o, j) in cells.of(lm as u32) {
                 if self.short[lm] == 0 {
                     break;
                 }
                 let o = o as usize;
-                if !self.free_cell(o, j) {
+                if open[o] & admitted == 0 || !self.free_cell(o, j) {
                     continue;
                 }
                 if let Some(g) = self.open_mask(o, r) {
                     self.left[g] -= 1;
                     self.flow[g * width + r] += 1;
-                    self.hold(o, j, true);
+                    self.hold(o, j, lm, true);
                     self.short[lm] -= 1;
+                    if self.left[g] == 0 {
+                        open[o] = self.open_racks(o);
+                    }
                 }
             }
         }
@@ -359,6 +418,9 @@ struct Levels {
     /// Per node: its current arc (arcs in canonical order, as [`Levels::advance`] reads them).
     next: Vec<usize>,
     queue: std::collections::VecDeque<usize>,
+    /// Per rack index, during [`Levels::build`]: its (topic, rack) nodes with an arc in from
+    /// a member not levelled yet.
+    unlevelled: Vec<u32>,
     path: Vec<usize>,
     /// Arcs examined so far, and how many the step may examine.
     work: usize,
@@ -380,6 +442,7 @@ impl Levels {
             level: vec![u32::MAX; nodes],
             next: vec![0; nodes],
             queue: std::collections::VecDeque::new(),
+            unlevelled: Vec::new(),
             path: Vec::new(),
             work: 0,
             budget: WORK_PER_ARC * (arcs + nodes),
@@ -407,6 +470,11 @@ impl Levels {
         let mut sink = None;
         let width = self.width;
         let (racks_at, masks_at) = (self.racks_at, self.masks_at);
+        // Per rack index: its (topic, rack) nodes with an arc in from a member (`fed`) not
+        // levelled yet. At 0, a member of the rack reaches nothing new, and its cells are not
+        // read (their steps still count, so the work bound binds where it did).
+        self.unlevelled.clear();
+        self.unlevelled.extend_from_slice(&net.fed);
         while let Some(node) = self.queue.pop_front() {
             let at = self.level[node];
             if sink.is_some_and(|s| at >= s) {
@@ -424,12 +492,16 @@ impl Levels {
                 }
             };
             if node < racks_at {
-                let tr = racks_at + net.rack[node];
+                let r = net.rack[node];
+                let tr = racks_at + r;
                 let of = net.cells.of(node as u32);
                 self.work += of.len();
-                for &(o, j) in of {
-                    if net.free_cell(o as usize, j) {
-                        reach(tr + o as usize * width);
+                if self.unlevelled[r] > 0 {
+                    for &(o, j) in of {
+                        if net.free_cell(o as usize, j) && reach(tr + o as usize * width) {
+                            // A free cell: the node has an arc in from a member.
+                            self.unlevelled[r] -= 1;
+                        }
                     }
                 }
             } else if node < masks_at {
@@ -452,8 +524,8 @@ impl Levels {
                 let g = node - masks_at;
                 let tr = racks_at + net.topic_of[g] * width;
                 for (r, &f) in net.flow[g * width..(g + 1) * width].iter().enumerate() {
-                    if f > 0 {
-                        reach(tr + r);
+                    if f > 0 && reach(tr + r) && net.free_in[tr + r - racks_at] > 0 {
+                        self.unlevelled[r] -= 1;
                     }
                 }
             }
@@ -474,14 +546,14 @@ impl Levels {
             let k = self.next[u];
             if u < self.racks_at {
                 let (o, j) = net.cells.of(u as u32)[k];
-                net.hold(o as usize, j, true);
+                net.hold(o as usize, j, u, true);
             } else if u < self.masks_at {
                 let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
                 if v >= self.masks_at {
                     net.flow[(v - self.masks_at) * width + r] += 1;
                 } else {
                     let masks = net.start[lt + 1] - net.start[lt];
-                    net.hold(lt, (k - masks) as u32, false);
+                    net.hold(lt, (k - masks) as u32, v, false);
                 }
             } else {
                 net.flow[(u - self.masks_at) * width + k] -= 1;
@@ -606,6 +678,13 @@ impl Levels {
         }
         Some(placed)
     }
+}
+
+/// The bits of [`Network::open_racks`] that admit a member in rack index `r` (`racks`:
+/// none): its rack's, and that of mask 0.
+fn admits(r: usize, racks: usize) -> u128 {
+    let own = if r < racks { 1u128 << r } else { 0 };
+    own | 1 << 64
 }
 
 /// Whether a member in rack index `r` (`racks`: none) may take a partition of mask `g`.
