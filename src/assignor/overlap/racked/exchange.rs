@@ -91,30 +91,57 @@ pub(crate) struct Cells {
 }
 
 impl Cells {
+    /// The cells of `x`'s component, as [`Cells`] says.
     pub(super) fn new(x: &Scope<'_, '_>, counts: &Counts) -> Self {
-        let members = x.comp.members.len();
+        let comp = x.comp;
         let mut first = Vec::with_capacity(counts.subs.len() + 1);
         first.push(0u32);
         for subs in &counts.subs {
             first.push(first[first.len() - 1] + subs.len() as u32);
         }
-        // A member's cells are its subscriptions (all to the component's topics).
-        let mut start = Vec::with_capacity(members + 1);
-        start.push(0u32);
-        for &m in &x.comp.members {
-            let cells = x.problem.subscriptions[m as usize].len() as u32;
-            start.push(start[start.len() - 1] + cells);
-        }
-        let mut next = start.clone();
-        let mut of = vec![(0, 0); start[members] as usize];
-        // Topics ascending: each member's cells come out ascending by topic.
-        for (lt, subs) in counts.subs.iter().enumerate() {
-            for (i, &lm) in subs.iter().enumerate() {
-                let at = &mut next[lm as usize];
-                of[*at as usize] = (lt as u32, i as u32);
-                *at += 1;
+        // Per topic of the problem: its local index, in a table when the component holds
+        // enough of the problem's topics to pay for one, else by search.
+        let dense = comp.topics.len() * 16 >= x.problem.topics.len();
+        let mut table = Vec::new();
+        if dense {
+            table.resize(x.problem.topics.len(), 0u32);
+            for (lt, &t) in comp.topics.iter().enumerate() {
+                table[t as usize] = lt as u32;
             }
         }
+        let local_topic = |t: u32| {
+            if dense {
+                table[t as usize]
+            } else {
+                comp.topics.partition_point(|&u| u < t) as u32
+            }
+        };
+        // Members ascending meet each topic's subscribers in their order (both ascend with
+        // the member index), so a cursor per topic gives each cell's subscriber index: the
+        // cells come out by member, topics ascending, written once in order (no table to
+        // fill first and scatter into).
+        let mut cursor = vec![0u32; counts.subs.len()];
+        let mut start = Vec::with_capacity(comp.members.len() + 1);
+        start.push(0u32);
+        let mut of = Vec::with_capacity(first[first.len() - 1] as usize);
+        for &m in &comp.members {
+            // A member's cells are its subscriptions (all to the component's topics).
+            for &t in &x.problem.subscriptions[m as usize] {
+                let lt = local_topic(t);
+                let i = cursor[lt as usize];
+                cursor[lt as usize] += 1;
+                of.push((lt, i));
+            }
+            start.push(of.len() as u32);
+        }
+        debug_assert!(
+            (0..comp.members.len() as u32).all(|lm| {
+                let s = &of[start[lm as usize] as usize..start[lm as usize + 1] as usize];
+                s.iter()
+                    .all(|&(lt, i)| counts.subs[lt as usize].get(i as usize) == Some(&lm))
+            }),
+            "a cell off its topic's subscribers"
+        );
         Self { first, start, of }
     }
 
@@ -134,12 +161,14 @@ impl Cells {
         self.first[self.first.len() - 1] as usize
     }
 
-    /// Per cell: whether its subscriber holds the topic's extra in `counts`.
-    fn holding(&self, counts: &Counts) -> Vec<bool> {
-        let mut holding = vec![false; self.len()];
+    /// Per cell: whether its subscriber holds the topic's extra in `counts`, as bits (cell
+    /// c at bit c % 64 of word c / 64: an eighth of the bytes of one flag per cell to clear).
+    fn holding(&self, counts: &Counts) -> Vec<u64> {
+        let mut holding = vec![0u64; self.len().div_ceil(64)];
         for (lt, chosen) in counts.chosen.iter().enumerate() {
             for &i in chosen {
-                holding[self.id(lt, i)] = true;
+                let c = self.id(lt, i);
+                holding[c / 64] |= 1 << (c % 64);
             }
         }
         holding
@@ -223,7 +252,10 @@ fn search(
     let subs = &counts.subs[lt];
     let cells = x.cells.get_or_init(|| Cells::new(x, counts));
     let holding = cells.holding(counts);
-    let holds = |o: usize, i: u32| holding[cells.id(o, i)];
+    let holds = |o: usize, i: u32| {
+        let c = cells.id(o, i);
+        holding[c / 64] >> (c % 64) & 1 == 1
+    };
     let gains = |o: usize, i: u32| gains(counts, o, i);
     let bit = |lm: u32| x.member_bit[lm as usize];
     let givers: Vec<(u32, bool)> = (0..subs.len() as u32)

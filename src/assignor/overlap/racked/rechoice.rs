@@ -38,7 +38,7 @@
 //! member's cells by topic, a (topic, rack) node's masks ascending, then the topic's
 //! holders in that rack ascending, a mask's racks ascending). A topic's holders are kept in a
 //! list per topic (a few per topic), so a (topic, rack) node reads them, not all its
-//! subscribers. The phases stop at [`WORK_PER_ARC`] steps per arc and node of the network;
+//! subscribers. The phases stop at [`WORK_PER_ARC`](levels::WORK_PER_ARC) steps per arc and node of the network;
 //! past that the step declines. It is exact: the saturating flow exists exactly when no
 //! augmenting path is left short of the deficit, and a phase that places nothing finds none.
 //!
@@ -51,10 +51,14 @@
 //!
 //! O(P + Σ_t |Sub(t)|) to build (P the component's partitions), then O(V + E) per phase
 //! (V, E: the network's nodes and arcs, O(Σ_t |Sub(t)| · G) with G masks per topic), at most
-//! [`WORK_PER_ARC`] · (V + E) steps in all.
+//! [`WORK_PER_ARC`](levels::WORK_PER_ARC) · (V + E) steps in all.
 
 use super::super::Counts;
 use super::exchange::Scope;
+
+mod levels;
+
+use levels::Levels;
 
 #[cfg(test)]
 thread_local! {
@@ -133,10 +137,14 @@ struct Network<'s> {
     left: Vec<u32>,
     /// Per mask node, per rack index: the flow on the arc (topic, rack) → mask.
     flow: Vec<u32>,
-    /// Per cell: whether it holds an extra that gains nothing, placed (the flow on it).
-    on: Vec<bool>,
-    /// Per cell: whether it can take a new extra (it gains nothing and holds no placed one).
-    free: Vec<bool>,
+    /// Per cell, as bits (cell c at bit c % 64 of word c / 64): whether it can take a new
+    /// extra (it gains nothing and holds no placed one).
+    free: Vec<u64>,
+    /// Per (topic, rack) node (`lt · (racks + 1) + r`): how many of the topic's subscribers
+    /// in that rack have a free cell of it (the node's arcs in from members).
+    free_in: Vec<u32>,
+    /// Per rack index: how many of its (topic, rack) nodes have `free_in` above 0.
+    fed: Vec<u32>,
     /// Per local topic: the subscriber indices whose cells are on, ascending.
     holders: Vec<Vec<u32>>,
     /// Per local member: its extras on cells that gain nothing not placed.
@@ -178,8 +186,9 @@ impl<'s> Network<'s> {
             topic_of: Vec::new(),
             left: Vec::new(),
             flow: Vec::new(),
-            on: vec![false; cells.len()],
-            free: vec![true; cells.len()],
+            free: vec![!0u64; cells.len().div_ceil(64)],
+            free_in: vec![0; topics * width],
+            fed: vec![0; width],
             holders: vec![Vec::new(); topics],
             short: vec![0; counts.load.len()],
         };
@@ -201,8 +210,12 @@ impl<'s> Network<'s> {
                     holding[i as usize] = true;
                 }
             }
+            let node = lt * width;
+            for &lm in subs {
+                net.free_in[node + net.rack[lm as usize]] += 1;
+            }
             for (i, _) in gaining.iter().enumerate().filter(|g| *g.1) {
-                net.free[cells.id(lt, i as u32)] = false;
+                net.take_cell(lt, i as u32, subs[i] as usize);
             }
             // The claims the deal keeps: each gaining holder's lowest-numbered keepable claim.
             let claim_at = &x.claim_at[x.claim_at_start[lt]..x.claim_at_start[lt + 1]];
@@ -259,8 +272,7 @@ impl<'s> Network<'s> {
                     Some(g) => {
                         net.left[g] -= 1;
                         net.flow[g * width + r] += 1;
-                        net.on[cells.id(lt, i)] = true;
-                        net.free[cells.id(lt, i)] = false;
+                        net.take_cell(lt, i, lm as usize);
                         net.holders[lt].push(i);
                     }
                     None => net.short[lm as usize] += 1,
@@ -268,7 +280,47 @@ impl<'s> Network<'s> {
             }
         }
         net.start.push(net.mask_of.len());
+        for (node, &n) in net.free_in.iter().enumerate() {
+            net.fed[node % width] += u32::from(n > 0);
+        }
         Some(net)
+    }
+
+    /// Marks cell (`lt`, `i`) of local member `lm` as not free (`free` and `free_in`).
+    fn take_cell(&mut self, lt: usize, i: u32, lm: usize) {
+        let id = self.cells.id(lt, i);
+        self.free[id / 64] &= !(1 << (id % 64));
+        let node = lt * (self.racks + 1) + self.rack[lm];
+        self.free_in[node] -= 1;
+        if self.free_in[node] == 0 {
+            self.fed[self.rack[lm]] -= 1;
+        }
+    }
+
+    /// Marks cell (`lt`, `i`) of local member `lm` as free again.
+    fn release_cell(&mut self, lt: usize, i: u32, lm: usize) {
+        let id = self.cells.id(lt, i);
+        self.free[id / 64] |= 1 << (id % 64);
+        let node = lt * (self.racks + 1) + self.rack[lm];
+        if self.free_in[node] == 0 {
+            self.fed[self.rack[lm]] += 1;
+        }
+        self.free_in[node] += 1;
+    }
+
+    /// Per local topic: the racks its masks with a partition not placed admit, as bits (bit
+    /// r: some such mask holds rack index r; bit 64: mask 0 has one, which every rack
+    /// admits). A member in rack index r finds an open mask of the topic
+    /// ([`Network::open_mask`]) exactly when this meets [`admits`]`(r)`.
+    fn open_racks(&self, lt: usize) -> u128 {
+        (self.start[lt]..self.start[lt + 1])
+            .filter(|&g| self.left[g] > 0)
+            .fold(0, |acc, g| {
+                acc | match self.mask_of[g] {
+                    0 => 1 << 64,
+                    mask => u128::from(mask),
+                }
+            })
     }
 
     /// The first of local topic `lt`'s masks (ascending) that rack index `r` may take with a
@@ -278,11 +330,14 @@ impl<'s> Network<'s> {
             .find(|&g| self.left[g] > 0 && fits(self.mask_of[g], r, self.racks))
     }
 
-    /// Places (`on`) or lets go the extra of cell (`lt`, `i`), which gains nothing.
-    fn hold(&mut self, lt: usize, i: u32, on: bool) {
-        let id = self.cells.id(lt, i);
-        self.on[id] = on;
-        self.free[id] = !on;
+    /// Places (`on`) or lets go the extra of cell (`lt`, `i`) of local member `lm`, which
+    /// gains nothing.
+    fn hold(&mut self, lt: usize, i: u32, lm: usize, on: bool) {
+        if on {
+            self.take_cell(lt, i, lm);
+        } else {
+            self.release_cell(lt, i, lm);
+        }
         let h = &mut self.holders[lt];
         match h.binary_search(&i) {
             Err(at) if on => h.insert(at, i),
@@ -296,7 +351,8 @@ impl<'s> Network<'s> {
     /// Whether cell (`lt`, `j`) of a member can take a new extra: it gains nothing and holds
     /// no placed one.
     fn free_cell(&self, lt: usize, j: u32) -> bool {
-        self.free[self.cells.id(lt, j)]
+        let id = self.cells.id(lt, j);
+        self.free[id / 64] >> (id % 64) & 1 == 1
     }
 
     /// Augments the start's flow until every member's extras are placed, returning the flow
@@ -308,21 +364,28 @@ impl<'s> Network<'s> {
         let members = self.short.len();
         let width = self.racks + 1;
         let cells = self.cells;
+        // Per topic, the racks its open masks admit: a cell whose rack they do not admit is
+        // passed over without a look at its masks (most are, once few partitions are left).
+        let mut open: Vec<u128> = (0..self.topics).map(|lt| self.open_racks(lt)).collect();
         for lm in 0..members {
             let r = self.rack[lm];
+            let admitted = admits(r, self.racks);
             for &(o, j) in cells.of(lm as u32) {
                 if self.short[lm] == 0 {
                     break;
                 }
                 let o = o as usize;
-                if !self.free_cell(o, j) {
+                if open[o] & admitted == 0 || !self.free_cell(o, j) {
                     continue;
                 }
                 if let Some(g) = self.open_mask(o, r) {
                     self.left[g] -= 1;
                     self.flow[g * width + r] += 1;
-                    self.hold(o, j, true);
+                    self.hold(o, j, lm, true);
                     self.short[lm] -= 1;
+                    if self.left[g] == 0 {
+                        open[o] = self.open_racks(o);
+                    }
                 }
             }
         }
@@ -343,269 +406,11 @@ impl<'s> Network<'s> {
     }
 }
 
-/// The work a component's phases may spend, per arc of its network, before the step declines
-/// (each phase is one breadth-first pass and one blocking pass, a few steps per arc).
-const WORK_PER_ARC: usize = 16;
-
-/// The level graph of one phase of [`Network::saturate`]: node numbers are local members,
-/// then the (topic, rack) nodes (`members + lt · width + r`), then the mask nodes.
-struct Levels {
-    racks_at: usize,
-    masks_at: usize,
-    width: usize,
-    /// Per node: its distance from the members short of extras (`u32::MAX`: not reached,
-    /// or a dead end of the current phase).
-    level: Vec<u32>,
-    /// Per node: its current arc (arcs in canonical order, as [`Levels::advance`] reads them).
-    next: Vec<usize>,
-    queue: std::collections::VecDeque<usize>,
-    path: Vec<usize>,
-    /// Arcs examined so far, and how many the step may examine.
-    work: usize,
-    budget: usize,
-}
-
-impl Levels {
-    fn new(net: &Network<'_>) -> Self {
-        let width = net.racks + 1;
-        let members = net.short.len();
-        let racks_at = members;
-        let masks_at = racks_at + net.topics * width;
-        let nodes = masks_at + net.mask_of.len();
-        let arcs = 2 * net.cells.len() + net.mask_of.len() * width * 2;
-        Levels {
-            racks_at,
-            masks_at,
-            width,
-            level: vec![u32::MAX; nodes],
-            next: vec![0; nodes],
-            queue: std::collections::VecDeque::new(),
-            path: Vec::new(),
-            work: 0,
-            budget: WORK_PER_ARC * (arcs + nodes),
-        }
-    }
-
-    /// Whether `node` is a mask node with a partition not placed (an arc to the sink).
-    fn open(&self, net: &Network<'_>, node: usize) -> bool {
-        node >= self.masks_at && net.left[node - self.masks_at] > 0
-    }
-
-    /// Levels every node reachable from the members short of extras, breadth first, up to
-    /// the first level holding an open mask node, and returns that level; `None` when none
-    /// is reachable or the work bound is spent.
-    fn build(&mut self, net: &Network<'_>, counts: &Counts) -> Option<u32> {
-        self.level.fill(u32::MAX);
-        self.next.fill(0);
-        self.queue.clear();
-        for (lm, &s) in net.short.iter().enumerate() {
-            if s > 0 {
-                self.level[lm] = 0;
-                self.queue.push_back(lm);
-            }
-        }
-        let mut sink = None;
-        let width = self.width;
-        let (racks_at, masks_at) = (self.racks_at, self.masks_at);
-        while let Some(node) = self.queue.pop_front() {
-            let at = self.level[node];
-            if sink.is_some_and(|s| at >= s) {
-                break;
-            }
-            let level = &mut self.level;
-            let queue = &mut self.queue;
-            let mut reach = |v: usize| {
-                if level[v] == u32::MAX {
-                    level[v] = at + 1;
-                    queue.push_back(v);
-                    true
-                } else {
-                    false
-                }
-            };
-            if node < racks_at {
-                let tr = racks_at + net.rack[node];
-                let of = net.cells.of(node as u32);
-                self.work += of.len();
-                for &(o, j) in of {
-                    if net.free_cell(o as usize, j) {
-                        reach(tr + o as usize * width);
-                    }
-                }
-            } else if node < masks_at {
-                let (lt, r) = ((node - racks_at) / width, (node - racks_at) % width);
-                for g in net.start[lt]..net.start[lt + 1] {
-                    if fits(net.mask_of[g], r, net.racks) && reach(masks_at + g) && net.left[g] > 0
-                    {
-                        sink = Some(at + 1);
-                    }
-                }
-                let subs = &counts.subs[lt];
-                self.work += net.holders[lt].len();
-                for &i in &net.holders[lt] {
-                    let lm = subs[i as usize] as usize;
-                    if net.rack[lm] == r {
-                        reach(lm);
-                    }
-                }
-            } else {
-                let g = node - masks_at;
-                let tr = racks_at + net.topic_of[g] * width;
-                for (r, &f) in net.flow[g * width..(g + 1) * width].iter().enumerate() {
-                    if f > 0 {
-                        reach(tr + r);
-                    }
-                }
-            }
-            self.work += 1;
-            if self.work > self.budget {
-                return None;
-            }
-        }
-        sink
-    }
-
-    /// Carries one unit along `path` (each node's current arc leads to the next), from a
-    /// member short of an extra to an open mask node.
-    fn carry(&self, net: &mut Network<'_>) {
-        let width = self.width;
-        for w in self.path.windows(2) {
-            let (u, v) = (w[0], w[1]);
-            let k = self.next[u];
-            if u < self.racks_at {
-                let (o, j) = net.cells.of(u as u32)[k];
-                net.hold(o as usize, j, true);
-            } else if u < self.masks_at {
-                let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
-                if v >= self.masks_at {
-                    net.flow[(v - self.masks_at) * width + r] += 1;
-                } else {
-                    let masks = net.start[lt + 1] - net.start[lt];
-                    net.hold(lt, (k - masks) as u32, false);
-                }
-            } else {
-                net.flow[(u - self.masks_at) * width + k] -= 1;
-            }
-        }
-        if let Some(&end) = self.path.last() {
-            net.left[end - self.masks_at] -= 1;
-        }
-    }
-
-    /// Advances `u`'s current arc to the first arc of the level graph (to a node one level
-    /// further) and returns where it leads, or `None` past its last. A node's arcs in
-    /// canonical order: a member's cells by topic (to its rack's node of the topic, when the
-    /// cell is free); a (topic, rack) node's fitting masks ascending, then its subscribers in
-    /// the rack ascending (back to each holding the topic's extra); a mask node's racks
-    /// ascending (back to each that the flow sends some of its partitions to).
-    fn advance(&mut self, net: &Network<'_>, counts: &Counts, u: usize) -> Option<usize> {
-        let width = self.width;
-        let want = self.level[u] + 1;
-        let level = &self.level;
-        let mut k = self.next[u];
-        let found = if u < self.racks_at {
-            let tr = self.racks_at + net.rack[u];
-            let of = net.cells.of(u as u32);
-            let at = of[k..].iter().position(|&(o, j)| {
-                net.free_cell(o as usize, j) && level[tr + o as usize * width] == want
-            });
-            self.work += at.map_or(of.len() - k, |a| a + 1);
-            at.map(|a| {
-                k += a;
-                tr + of[k].0 as usize * width
-            })
-        } else if u < self.masks_at {
-            let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
-            let (from, masks) = (net.start[lt], net.start[lt + 1] - net.start[lt]);
-            let mut found = None;
-            while k < masks {
-                self.work += 1;
-                let g = from + k;
-                if fits(net.mask_of[g], r, net.racks) && level[self.masks_at + g] == want {
-                    found = Some(self.masks_at + g);
-                    break;
-                }
-                k += 1;
-            }
-            if found.is_none() {
-                // Past the masks, the current arc is the subscriber index to go on from.
-                let subs = &counts.subs[lt];
-                let from = (k - masks) as u32;
-                let h = &net.holders[lt];
-                let h = &h[h.partition_point(|&i| i < from)..];
-                self.work += 1 + h.len();
-                let next = h.iter().copied().find(|&i| {
-                    let lm = subs[i as usize] as usize;
-                    net.rack[lm] == r && level[lm] == want
-                });
-                match next {
-                    Some(i) => {
-                        k = masks + i as usize;
-                        found = Some(subs[i as usize] as usize);
-                    }
-                    None => k = masks + subs.len(),
-                }
-            }
-            found
-        } else {
-            let g = u - self.masks_at;
-            let tr = self.racks_at + net.topic_of[g] * width;
-            let mut found = None;
-            while k < width {
-                self.work += 1;
-                if net.flow[g * width + k] > 0 && level[tr + k] == want {
-                    found = Some(tr + k);
-                    break;
-                }
-                k += 1;
-            }
-            found
-        };
-        self.next[u] = k;
-        found
-    }
-
-    /// Pushes a blocking flow of the level graph, one unit per path from the members short of
-    /// extras (ascending) to the open mask nodes at level `sink`, each node's current arc
-    /// advancing past dead ends; returns the units placed, or `None` when the work bound is
-    /// spent.
-    fn block(&mut self, net: &mut Network<'_>, counts: &Counts, sink: u32) -> Option<u32> {
-        let mut placed = 0;
-        for root in 0..net.short.len() {
-            while net.short[root] > 0 && self.level[root] == 0 {
-                self.path.clear();
-                self.path.push(root);
-                // Depth first along current arcs until an open mask node or a dead root.
-                while let Some(&u) = self.path.last() {
-                    if self.level[u] == sink {
-                        if self.open(net, u) {
-                            break;
-                        }
-                        self.level[u] = u32::MAX;
-                        self.path.pop();
-                        continue;
-                    }
-                    match self.advance(net, counts, u) {
-                        Some(v) => self.path.push(v),
-                        None => {
-                            self.level[u] = u32::MAX;
-                            self.path.pop();
-                        }
-                    }
-                }
-                if self.work > self.budget {
-                    return None;
-                }
-                if self.path.is_empty() {
-                    break;
-                }
-                self.carry(net);
-                net.short[root] -= 1;
-                placed += 1;
-            }
-        }
-        Some(placed)
-    }
+/// The bits of [`Network::open_racks`] that admit a member in rack index `r` (`racks`:
+/// none): its rack's, and that of mask 0.
+fn admits(r: usize, racks: usize) -> u128 {
+    let own = if r < racks { 1u128 << r } else { 0 };
+    own | 1 << 64
 }
 
 /// Whether a member in rack index `r` (`racks`: none) may take a partition of mask `g`.
