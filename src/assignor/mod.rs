@@ -60,6 +60,7 @@ mod deal;
 mod flow;
 #[cfg(test)]
 mod flow_reference;
+mod gallop;
 mod homogeneous;
 mod overlap;
 mod problem;

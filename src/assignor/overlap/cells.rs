@@ -11,7 +11,7 @@
 
 use std::cell::OnceCell;
 
-use crate::assignor::claims::gallop;
+use crate::assignor::gallop::gallop;
 
 /// The gaining cells of a component listed by topic: those of local topic lt are the
 /// subscriber indices `at[start[lt]..start[lt + 1]]` (in no particular order), also flagged
