@@ -54,6 +54,18 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
 
+    // Without this override the default `alloc_zeroed` calls `alloc` and then writes the zeros
+    // itself, so every `vec![0; n]` would pay a memset that the system allocator avoids for fresh
+    // pages: the benchmark would then time an allocator the library never runs under.
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() && COUNTING.load(Ordering::Relaxed) {
+            count(layout.size() as isize);
+        }
+        p
+    }
+
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: same contract as the caller's.
         unsafe { System.dealloc(ptr, layout) };
