@@ -391,15 +391,21 @@ pub(crate) fn keepable_claims(
     bit_of: impl Fn(u32) -> u64,
     every_claim: bool,
 ) -> Vec<(i32, u32)> {
-    // Most claims are keepable: all of them copied at once and the others removed in place,
-    // which when none is removed moves nothing, where a push per claim checked the capacity
-    // each time (and the filtering iterator adapter compiled to a call per claim).
-    let mut kept = claims.to_vec();
-    if !every_claim {
-        kept.retain(|&(p, m)| {
-            let mask = masks[p as usize];
-            mask == 0 || is_keepable(mask, bit_of(m))
-        });
+    let keep = |&(p, m): &(i32, u32)| {
+        let mask = masks[p as usize];
+        every_claim || mask == 0 || is_keepable(mask, bit_of(m))
+    };
+    // Most claims are keepable: a scan that writes nothing finds the first that is not, the
+    // claims before it are copied at once and only the rest are pushed one by one. (A copy of
+    // every claim followed by `retain` paid `retain`'s guard per claim, and pushing every
+    // claim kept the vector's length and capacity in memory across each push.)
+    let first = claims.iter().position(|c| !keep(c)).unwrap_or(claims.len());
+    let mut kept = Vec::with_capacity(claims.len());
+    kept.extend_from_slice(&claims[..first]);
+    for c in claims.iter().skip(first + 1) {
+        if keep(c) {
+            kept.push(*c);
+        }
     }
     kept
 }
