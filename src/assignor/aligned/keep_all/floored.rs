@@ -104,8 +104,11 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
     if n == 0 || member_bit.contains(&0) || topics.saturating_mul(n) > MAX_CELLS {
         return false;
     }
-    // k[i·n + lm]: member lm's keepable claims of the i-th topic.
+    // k[i·n + lm]: member lm's keepable claims of the i-th topic; reach[i·n + lm]: the union
+    // of their masks, all ones for a mask 0 (which any member may take), from which
+    // [`mark_movable`] reads a member's mark without going through its claims again.
     let mut k = vec![0u32; topics * n];
+    let mut reach = vec![0u64; topics * n];
     let mut floors = Vec::with_capacity(topics);
     let mut extras = Vec::with_capacity(topics);
     let mut total_extras = 0u64;
@@ -118,8 +121,12 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         floors.push((count / n) as u32);
         extras.push((count % n) as u32);
         total_extras += (count % n) as u64;
-        for &(_, m) in &ctx.keepable[t as usize] {
-            k[i * n + ctx.index.get(comp, m)] += 1;
+        let masks = ctx.topic_masks(i, t);
+        for &(p, m) in &ctx.keepable[t as usize] {
+            let cell = i * n + ctx.index.get(comp, m);
+            k[cell] += 1;
+            let mask = masks[p as usize];
+            reach[cell] |= if mask == 0 { u64::MAX } else { mask };
         }
         claims += ctx.keepable[t as usize].len();
     }
@@ -158,7 +165,7 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         }
         let place_racks = place_racks_of(cells, floors[i], member_bit);
         let marks = &mut movable[i * n..(i + 1) * n];
-        mark_movable(ctx, i, t, place_racks, marks);
+        mark_movable(ctx, i, t, place_racks, &reach[i * n..(i + 1) * n], marks);
         marked[i] = true;
         for (lm, &claimed) in cells.iter().enumerate() {
             movable_in[lm] += u32::from(claimed > floors[i] && marks[lm]);
@@ -238,7 +245,7 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
                 let Some(scratch) = movable.get_mut(..n) else {
                     return false;
                 };
-                mark_movable(ctx, i, t, place_racks, scratch);
+                mark_movable(ctx, i, t, place_racks, &reach[i * n..(i + 1) * n], scratch);
                 &movable[..n]
             };
             // Members that must gain here (negative slack) first; of the others, those without
@@ -366,8 +373,24 @@ fn place_racks_of(cells: &[u32], f: u32, member_bit: &[u64]) -> u64 {
 }
 
 /// Marks in `movable` (per local member, every other mark cleared) who has a keepable claim
-/// of the i-th topic `t` whose mask is 0 or meets `place_racks`.
-fn mark_movable(ctx: &Context<'_, '_>, i: usize, t: u32, place_racks: u64, movable: &mut [bool]) {
+/// of the i-th topic `t` whose mask is 0 or meets `place_racks`. `reach` holds per local
+/// member the union of its claims' masks there, all ones for a mask 0: some claim meets
+/// `place_racks` iff the union does, so one read per member decides, except where
+/// `place_racks` is empty (all ones would not meet it): then the claims are read.
+fn mark_movable(
+    ctx: &Context<'_, '_>,
+    i: usize,
+    t: u32,
+    place_racks: u64,
+    reach: &[u64],
+    movable: &mut [bool],
+) {
+    if place_racks != 0 {
+        for (mark, &r) in movable.iter_mut().zip(reach) {
+            *mark = r & place_racks != 0;
+        }
+        return;
+    }
     let masks = ctx.topic_masks(i, t);
     movable.fill(false);
     for &(p, m) in &ctx.keepable[t as usize] {
