@@ -78,7 +78,15 @@ impl Hashed {
     /// The bit of the packed name `key`, or 0 for a name not in the table.
     #[inline]
     fn bit(&self, key: u64) -> u64 {
-        let (found, bit) = self.slots[Hashed::slot(self.multiplier, key)];
+        Hashed::bit_in(&self.slots, self.multiplier, key)
+    }
+
+    /// [`Hashed::bit`] on a table's parts, which a loop over many names holds in registers
+    /// (read through `&self`, each name's lookup loaded them again after every mask the loop
+    /// stored).
+    #[inline(always)]
+    fn bit_in(slots: &[(u64, u64); HASH_SLOTS], multiplier: u64, key: u64) -> u64 {
+        let (found, bit) = slots[Hashed::slot(multiplier, key)];
         #[cfg(test)]
         if planted::HASH_UNCHECKED.get() {
             return bit;
@@ -317,7 +325,8 @@ fn fold_masks(names: &[String], bit: impl Fn(&String) -> u64) -> u64 {
 /// as the general lookup finds it in no table), and one of `L` bytes packs as
 /// [`pack_short`] packs it, read at a length known when compiled.
 fn extend_same_len<const L: usize>(hashed: &Hashed, replicas: &[Vec<String>], out: &mut Vec<u64>) {
-    let bit = |name: &String| {
+    let (slots, multiplier) = (&*hashed.slots, hashed.multiplier);
+    let bit = move |name: &String| {
         let bytes = name.as_bytes();
         #[cfg(test)]
         if planted::LENGTH_UNCHECKED.get() {
@@ -325,7 +334,7 @@ fn extend_same_len<const L: usize>(hashed: &Hashed, replicas: &[Vec<String>], ou
             return bytes
                 .get(..L)
                 .and_then(pack_short)
-                .map_or(0, |key| hashed.bit(key));
+                .map_or(0, |key| Hashed::bit_in(slots, multiplier, key));
         }
         if bytes.len() != L {
             return 0;
@@ -337,7 +346,7 @@ fn extend_same_len<const L: usize>(hashed: &Hashed, replicas: &[Vec<String>], ou
         for (i, &b) in word.iter().enumerate() {
             key |= u64::from(b) << (8 * i);
         }
-        hashed.bit(key)
+        Hashed::bit_in(slots, multiplier, key)
     };
     out.extend(replicas.iter().map(|names| fold_masks(names, bit)));
 }
@@ -391,15 +400,21 @@ pub(crate) fn keepable_claims(
     bit_of: impl Fn(u32) -> u64,
     every_claim: bool,
 ) -> Vec<(i32, u32)> {
-    // Most claims are keepable: all of them copied at once and the others removed in place,
-    // which when none is removed moves nothing, where a push per claim checked the capacity
-    // each time (and the filtering iterator adapter compiled to a call per claim).
-    let mut kept = claims.to_vec();
-    if !every_claim {
-        kept.retain(|&(p, m)| {
-            let mask = masks[p as usize];
-            mask == 0 || is_keepable(mask, bit_of(m))
-        });
+    let keep = |&(p, m): &(i32, u32)| {
+        let mask = masks[p as usize];
+        every_claim || mask == 0 || is_keepable(mask, bit_of(m))
+    };
+    // Most claims are keepable: a scan that writes nothing finds the first that is not, the
+    // claims before it are copied at once and only the rest are pushed one by one. (A copy of
+    // every claim followed by `retain` paid `retain`'s guard per claim, and pushing every
+    // claim kept the vector's length and capacity in memory across each push.)
+    let first = claims.iter().position(|c| !keep(c)).unwrap_or(claims.len());
+    let mut kept = Vec::with_capacity(claims.len());
+    kept.extend_from_slice(&claims[..first]);
+    for c in claims.iter().skip(first + 1) {
+        if keep(c) {
+            kept.push(*c);
+        }
     }
     kept
 }

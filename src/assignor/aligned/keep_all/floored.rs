@@ -70,6 +70,7 @@
 //! worst (refused when L exceeds n).
 
 use super::super::Context;
+use crate::assignor::components::LocalIndex;
 
 /// The most topic × member cells for which the dense counts are built.
 pub(crate) const MAX_CELLS: usize = 1 << 20;
@@ -87,7 +88,23 @@ pub(in crate::assignor::aligned) fn place(
     lists: &mut [Vec<(u32, i32)>],
 ) -> bool {
     let before = super::super::lengths(ctx.comp, lists);
-    let placed = try_place(ctx, member_bit, lists);
+    // The passes over every claim read members' positions: a component of every member of
+    // the group (ids 0..n in order) is its own index, and a dense table is read directly,
+    // its variant checked once here rather than once per claim (the same positions as
+    // `LocalIndex::get`).
+    let identity = ctx
+        .comp
+        .members
+        .iter()
+        .enumerate()
+        .all(|(lm, &m)| m as usize == lm);
+    let placed = match ctx.index {
+        _ if identity => try_place(ctx, member_bit, lists, |m| m as usize),
+        LocalIndex::Dense(table) => {
+            try_place(ctx, member_bit, lists, |m| table[m as usize] as usize)
+        }
+        LocalIndex::Search => try_place(ctx, member_bit, lists, |m| ctx.index.get(ctx.comp, m)),
+    };
     if !placed {
         super::super::restore(ctx.comp, &before, lists);
     }
@@ -97,15 +114,23 @@ pub(in crate::assignor::aligned) fn place(
 }
 
 /// [`place`] without the undoing.
-fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i32)>]) -> bool {
+fn try_place(
+    ctx: &Context<'_, '_>,
+    member_bit: &[u64],
+    lists: &mut [Vec<(u32, i32)>],
+    local: impl Fn(u32) -> usize + Copy,
+) -> bool {
     let comp = ctx.comp;
     let n = comp.members.len();
     let topics = comp.topics.len();
     if n == 0 || member_bit.contains(&0) || topics.saturating_mul(n) > MAX_CELLS {
         return false;
     }
-    // k[i·n + lm]: member lm's keepable claims of the i-th topic.
+    // k[i·n + lm]: member lm's keepable claims of the i-th topic; reach[i·n + lm]: the union
+    // of their masks, all ones for a mask 0 (which any member may take), from which
+    // [`mark_movable`] reads a member's mark without going through its claims again.
     let mut k = vec![0u32; topics * n];
+    let mut reach = vec![0u64; topics * n];
     let mut floors = Vec::with_capacity(topics);
     let mut extras = Vec::with_capacity(topics);
     let mut total_extras = 0u64;
@@ -118,8 +143,12 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         floors.push((count / n) as u32);
         extras.push((count % n) as u32);
         total_extras += (count % n) as u64;
-        for &(_, m) in &ctx.keepable[t as usize] {
-            k[i * n + ctx.index.get(comp, m)] += 1;
+        let masks = ctx.topic_masks(i, t);
+        for &(p, m) in &ctx.keepable[t as usize] {
+            let cell = i * n + local(m);
+            k[cell] += 1;
+            let mask = masks[p as usize];
+            reach[cell] |= if mask == 0 { u64::MAX } else { mask };
         }
         claims += ctx.keepable[t as usize].len();
     }
@@ -158,7 +187,14 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
         }
         let place_racks = place_racks_of(cells, floors[i], member_bit);
         let marks = &mut movable[i * n..(i + 1) * n];
-        mark_movable(ctx, i, t, place_racks, marks);
+        mark_movable(
+            ctx,
+            (i, t),
+            place_racks,
+            &reach[i * n..(i + 1) * n],
+            marks,
+            local,
+        );
         marked[i] = true;
         for (lm, &claimed) in cells.iter().enumerate() {
             movable_in[lm] += u32::from(claimed > floors[i] && marks[lm]);
@@ -238,7 +274,14 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
                 let Some(scratch) = movable.get_mut(..n) else {
                     return false;
                 };
-                mark_movable(ctx, i, t, place_racks, scratch);
+                mark_movable(
+                    ctx,
+                    (i, t),
+                    place_racks,
+                    &reach[i * n..(i + 1) * n],
+                    scratch,
+                    local,
+                );
                 &movable[..n]
             };
             // Members that must gain here (negative slack) first; of the others, those without
@@ -307,7 +350,7 @@ fn try_place(ctx: &Context<'_, '_>, member_bit: &[u64], lists: &mut [Vec<(u32, i
                 if releasing == 0 {
                     break 'release;
                 }
-                let lm = ctx.index.get(comp, m);
+                let lm = local(m);
                 let mask = masks[p as usize];
                 let placeable = mask == 0 || mask & place_racks != 0;
                 if release[lm] > 0 && is_kept[p as usize] && (placeable || !preferred) {
@@ -366,14 +409,30 @@ fn place_racks_of(cells: &[u32], f: u32, member_bit: &[u64]) -> u64 {
 }
 
 /// Marks in `movable` (per local member, every other mark cleared) who has a keepable claim
-/// of the i-th topic `t` whose mask is 0 or meets `place_racks`.
-fn mark_movable(ctx: &Context<'_, '_>, i: usize, t: u32, place_racks: u64, movable: &mut [bool]) {
+/// of the i-th topic `t` whose mask is 0 or meets `place_racks`. `reach` holds per local
+/// member the union of its claims' masks there, all ones for a mask 0: some claim meets
+/// `place_racks` iff the union does, so one read per member decides, except where
+/// `place_racks` is empty (all ones would not meet it): then the claims are read.
+fn mark_movable(
+    ctx: &Context<'_, '_>,
+    (i, t): (usize, u32),
+    place_racks: u64,
+    reach: &[u64],
+    movable: &mut [bool],
+    local: impl Fn(u32) -> usize,
+) {
+    if place_racks != 0 {
+        for (mark, &r) in movable.iter_mut().zip(reach) {
+            *mark = r & place_racks != 0;
+        }
+        return;
+    }
     let masks = ctx.topic_masks(i, t);
     movable.fill(false);
     for &(p, m) in &ctx.keepable[t as usize] {
         let mask = masks[p as usize];
         if mask == 0 || mask & place_racks != 0 {
-            movable[ctx.index.get(ctx.comp, m)] = true;
+            movable[local(m)] = true;
         }
     }
 }
