@@ -156,7 +156,7 @@ pub(crate) mod preset;
 mod topic;
 
 use deal::deal;
-use owners::owners_and_claims;
+use owners::owners_claims_and_groups;
 use topic::{Arena, Grouping, Plan, TopicFlow, placeable};
 
 #[cfg(test)]
@@ -252,53 +252,42 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let free = grouping.count(masks, racks, &mut arena.groups);
         let groups = &arena.groups[g0..];
         let keepable = &x.keepable[t as usize];
-        let (c0, o0) = (arena.claims.len(), arena.claim_owner.len());
-        let owned = owners_and_claims(
+        let (c0, o0) = (arena.claims.len(), arena.claim_entry.len());
+        let owned = owners_claims_and_groups(
             subs,
             masks,
             keepable,
+            groups,
+            &grouping,
             &mut position,
-            &mut arena.claim_owner,
+            &mut arena.claim_entry,
             &mut arena.claims,
+            &mut arena.entry_group,
             &mut owner_scratch,
         );
         if owned.is_none() {
             return false;
         }
         let claims = &arena.claims[c0..];
-        for &(_, mask, _) in claims {
-            if mask == 0 {
-                arena.entry_group.push(groups.len());
-            } else {
-                let Some(g) = grouping.find(groups, mask) else {
-                    return false;
-                };
-                arena.entry_group.push(g);
-            }
-        }
         if !placeable(x, lt, groups, free, &mut transport, &mut bufs) {
             #[cfg(test)]
             UNPLACEABLE.with(|c| c.set(c.get() + 1));
             return false;
         }
-        // A pair node only where the keeps can exceed the floor (see "Merged subscribers"):
-        // the claims come by owner, so each owner's total is a run's sum.
+        // A pair node only where the keeps can exceed the floor (see "Merged subscribers").
         #[cfg(test)]
         let slack = u64::from(LOOSE_MERGE.with(std::cell::Cell::get));
         #[cfg(not(test))]
         let slack = 0;
         let s0 = arena.pair.len();
-        arena.pair.resize(s0 + subs.len(), false);
-        let pair = &mut arena.pair[s0..];
-        let mut run = (u32::MAX, 0u64);
-        for c in claims {
-            run = if run.0 == c.0 {
-                (c.0, run.1 + c.2)
-            } else {
-                (c.0, c.2)
-            };
-            pair[c.0 as usize] = run.1 > u64::from(floor) + slack;
+        let most = u64::from(floor) + slack;
+        let totals = owner_scratch.totals();
+        if totals.len() != subs.len() {
+            return false;
         }
+        arena.pair.extend(totals.iter().map(|&total| total > most));
+        #[cfg(test)]
+        let pair = &arena.pair[s0..];
         #[cfg(test)]
         MERGED.with(|c| {
             let owners = claims.iter().filter(|e| !pair[e.0 as usize]).map(|e| e.0);
@@ -324,7 +313,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             free,
             groups: g0..g0 + k,
             claims: c0..c1,
-            owners: o0..arena.claim_owner.len(),
+            owners: o0..arena.claim_entry.len(),
             subs: s0..s1,
             racks: r0..r0 + racks,
             sources: 0..0,

@@ -10,7 +10,6 @@ use super::{Inputs, TopicFlow};
 pub(super) struct Scratch {
     taken: Vec<bool>,
     left: Vec<u64>,
-    entries: Vec<usize>,
     first: Vec<usize>,
     order: Vec<u32>,
     rack: Vec<usize>,
@@ -45,7 +44,6 @@ pub(super) fn deal(
     let Scratch {
         taken,
         left,
-        entries,
         first,
         order,
         rack,
@@ -59,22 +57,12 @@ pub(super) fn deal(
     left.clear();
     left.extend_from_slice(plan.kept);
     let left = &mut left[..];
-    // Per subscriber index: where its claim entries start (they are sorted by subscriber,
-    // then mask, and a subscriber has few), so that a claim's entry is a short scan away.
-    let entries = refill(entries, subs.len() + 1, 0);
-    for c in plan.claims {
-        entries[c.0 as usize + 1] += 1;
-    }
-    for i in 0..subs.len() {
-        entries[i + 1] += entries[i];
-    }
-    for (&(p, m), &i) in x.keepable[t as usize].iter().zip(plan.claim_owner) {
-        let i = i as usize;
-        let mask = masks[p as usize];
-        if let Some(e) = (entries[i]..entries[i + 1]).find(|&e| plan.claims[e].1 == mask)
-            && left[e] > 0
-        {
-            left[e] -= 1;
+    for (&(p, m), &e) in x.keepable[t as usize].iter().zip(plan.claim_entry) {
+        let Some(left) = left.get_mut(e as usize) else {
+            return false;
+        };
+        if *left > 0 {
+            *left -= 1;
             taken[p as usize] = true;
             lists[m as usize].push((t, p));
         }

@@ -1,5 +1,14 @@
 //! Grouping a topic's keepable claims by owner and mask, for the network of [`super`].
 
+use super::topic::Grouping;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: [`owners_claims_and_groups`] always sorts (never counts in its table), so
+    /// that tests compare the two ways.
+    pub(crate) static SORT_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Buffers [`owners_and_claims`] keeps from topic to topic; their contents never outlive a
 /// topic.
 #[derive(Default)]
@@ -12,6 +21,23 @@ pub(super) struct Scratch {
     /// nothing is appended on `None`).
     owners: Vec<u32>,
     entries: Vec<(u32, u64, u64)>,
+    /// Per keepable claim: its owner, as [`owners_and_claims`] gave it (the fallback of
+    /// [`owners_claims_and_groups`]).
+    claim_owner: Vec<u32>,
+    /// [`owners_claims_and_groups`]'s tables: per subscriber and mask column its claims, and
+    /// per subscriber the columns it has claims in (bits); all zero between calls.
+    count: Vec<u64>,
+    used: Vec<u64>,
+    /// After [`owners_claims_and_groups`]: per subscriber index, its keepable claims.
+    totals: Vec<u64>,
+}
+
+impl Scratch {
+    /// Per subscriber index of the topic [`owners_claims_and_groups`] last grouped (and
+    /// returned `Some` on): its keepable claims, the sum of its entries'.
+    pub(super) fn totals(&self) -> &[u64] {
+        &self.totals
+    }
 }
 
 /// Per keepable claim of a topic (`keepable`, of the topic's subscribers `subs` and partition
@@ -38,6 +64,178 @@ pub(super) fn owners_and_claims(
     Some(())
 }
 
+/// The entries of [`owners_and_claims`] for a topic whose partitions' masks are grouped
+/// (`groups`, as [`Grouping::count`] made them, `grouping` indexing them), each entry's group
+/// (the free node as group `groups.len()`) appended to `all_entry_group`, and per keepable
+/// claim, in the order of `keepable`, the index of its entry among the topic's (its owner's
+/// entry of its mask) appended to `all_claim_entry`. Where the table of subscribers by mask
+/// column is small next to the claims and subscribers, the entries are counted in it and read
+/// out row by row, each row by its bits of the columns in use (a subscriber's columns are its
+/// masks in ascending order, mask 0 first): no sort of each owner's masks, no run merging, and
+/// a claim's entry is its cell's. Otherwise [`owners_and_claims`] groups them and each claim's
+/// entry is looked up among its owner's. The entries and groups are the same either way.
+/// `None` as there, or if a claim's mask has no group (never: the groups are the masks'),
+/// leaving the vectors' contents as they were only where the table is used.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn owners_claims_and_groups(
+    subs: &[u32],
+    masks: &[u64],
+    keepable: &[(i32, u32)],
+    groups: &[(u64, u64)],
+    grouping: &Grouping,
+    position: &mut [u32],
+    all_claim_entry: &mut Vec<u32>,
+    all_claims: &mut Vec<(u32, u64, u64)>,
+    all_entry_group: &mut Vec<usize>,
+    scratch: &mut Scratch,
+) -> Option<()> {
+    let columns = groups.len() + 1;
+    #[cfg(test)]
+    let table = !SORT_ONLY.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let table = true;
+    let cells = subs.len().checked_mul(columns)?;
+    // A subscriber's columns as the bits of one word, hence at most 64 of them.
+    if !table
+        || columns > 64
+        || 4 * keepable.len() < subs.len()
+        || cells > 8 * (keepable.len() + subs.len())
+    {
+        let c0 = all_claims.len();
+        let mut owners = std::mem::take(&mut scratch.claim_owner);
+        owners.clear();
+        let grouped = owners_and_claims(
+            subs,
+            masks,
+            keepable,
+            position,
+            &mut owners,
+            all_claims,
+            scratch,
+        );
+        scratch.claim_owner = owners;
+        grouped?;
+        let claims = &all_claims[c0..];
+        for &(_, mask, _) in claims {
+            all_entry_group.push(if mask == 0 {
+                groups.len()
+            } else {
+                grouping.find(groups, mask)?
+            });
+        }
+        // Per subscriber index: where its entries start (sorted by subscriber, then mask).
+        let first = &mut scratch.first;
+        first.clear();
+        first.resize(subs.len() + 1, 0);
+        let totals = &mut scratch.totals;
+        totals.clear();
+        totals.resize(subs.len(), 0);
+        for c in claims {
+            first[c.0 as usize + 1] += 1;
+            totals[c.0 as usize] += c.2;
+        }
+        for i in 0..subs.len() {
+            first[i + 1] += first[i];
+        }
+        for (&(p, _), &i) in keepable.iter().zip(&scratch.claim_owner) {
+            let i = i as usize;
+            let mask = masks[p as usize];
+            let e = (first[i]..first[i + 1]).find(|&e| claims[e].1 == mask)?;
+            all_claim_entry.push(e as u32);
+        }
+        return Some(());
+    }
+    for (i, &m) in subs.iter().enumerate() {
+        *position.get_mut(m as usize)? = i as u32;
+    }
+    let Scratch {
+        count,
+        used,
+        fill: cell,
+        totals,
+        ..
+    } = scratch;
+    // Both tables are all zero between calls (each cell used is cleared once read, and a
+    // failed call clears them whole), so that a topic pays for its claims and subscribers,
+    // not for a fill of every cell.
+    if count.len() < cells {
+        count.resize(cells, 0);
+    }
+    if used.len() < subs.len() {
+        used.resize(subs.len(), 0);
+    }
+    cell.clear();
+    cell.reserve(keepable.len());
+    let mut counted = || -> Option<()> {
+        for &(p, m) in keepable {
+            let i = position.get(m as usize).copied()?;
+            if subs.get(i as usize) != Some(&m) {
+                return None;
+            }
+            let mask = *masks.get(p as usize)?;
+            let c = if mask == 0 {
+                0
+            } else {
+                grouping.find(groups, mask)? + 1
+            };
+            let at = i as usize * columns + c;
+            count[at] += 1;
+            used[i as usize] |= 1 << c;
+            cell.push(at);
+        }
+        Some(())
+    };
+    if counted().is_none() {
+        count.fill(0);
+        used.fill(0);
+        return None;
+    }
+    // The entries, one per cell in use, written in place: pushing them one by one reloaded
+    // the vectors' lengths and capacities at every entry.
+    let entries: usize = used[..subs.len()]
+        .iter()
+        .map(|u| u.count_ones() as usize)
+        .sum();
+    let (c0, g0) = (all_claims.len(), all_entry_group.len());
+    all_claims.resize(c0 + entries, (0, 0, 0));
+    all_entry_group.resize(g0 + entries, 0);
+    let mut out = all_claims[c0..].iter_mut().zip(&mut all_entry_group[g0..]);
+    let mut e = 0u64;
+    totals.clear();
+    totals.resize(subs.len(), 0);
+    for (i, (used, total)) in used[..subs.len()]
+        .iter_mut()
+        .zip(totals.iter_mut())
+        .enumerate()
+    {
+        let mut bits = std::mem::take(used);
+        while bits != 0 {
+            let c = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let at = &mut count[i * columns + c];
+            let (mask, group) = if c == 0 {
+                (0, groups.len())
+            } else {
+                (groups[c - 1].0, c - 1)
+            };
+            // `out` has a place for every cell in use: `entries` counted them.
+            if let Some((claim, entry_group)) = out.next() {
+                *claim = (i as u32, mask, *at);
+                *entry_group = group;
+            }
+            *total += *at;
+            // The cell now holds its entry's index, read (and cleared) claim by claim.
+            *at = e;
+            e += 1;
+        }
+    }
+    all_claim_entry.extend(cell.iter().map(|&at| count[at] as u32));
+    for &at in cell.iter() {
+        count[at] = 0;
+    }
+    Some(())
+}
+
 impl Scratch {
     /// [`owners_and_claims`] into `owners` and `entries` (emptied first).
     #[inline(always)]
@@ -55,6 +253,7 @@ impl Scratch {
             by_owner,
             owners: claim_owner,
             entries: claims,
+            ..
         } = self;
         claim_owner.clear();
         claims.clear();
@@ -117,5 +316,93 @@ impl Scratch {
             }
         }
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::topic::Grouping;
+    use super::{SORT_ONLY, Scratch, owners_claims_and_groups};
+    use crate::assignor::tests::Rng;
+
+    type Grouped = (Option<()>, Vec<u32>, Vec<(u32, u64, u64)>, Vec<usize>);
+
+    /// One call, on buffers that already hold something (appended to, never read).
+    fn grouped(
+        subs: &[u32],
+        masks: &[u64],
+        keepable: &[(i32, u32)],
+        racks: usize,
+        scratch: &mut Scratch,
+        sort_only: bool,
+    ) -> Grouped {
+        let mut groups = vec![(99, 99)];
+        let mut grouping = Grouping::default();
+        grouping.count(masks, racks, &mut groups);
+        let mut position = vec![u32::MAX; 32];
+        let (mut entry, mut claims, mut entry_group) = (vec![7], vec![(7, 7, 7)], vec![7]);
+        SORT_ONLY.with(|c| c.set(sort_only));
+        let result = owners_claims_and_groups(
+            subs,
+            masks,
+            keepable,
+            &groups[1..],
+            &grouping,
+            &mut position,
+            &mut entry,
+            &mut claims,
+            &mut entry_group,
+            scratch,
+        );
+        SORT_ONLY.with(|c| c.set(false));
+        if result.is_some() {
+            // Each claim's entry is its owner's of its mask, in this topic's entries.
+            for (&(p, m), &e) in keepable.iter().zip(&entry[1..]) {
+                let (i, mask, _) = claims[1 + e as usize];
+                assert_eq!((subs[i as usize], mask), (m, masks[p as usize]));
+            }
+        }
+        (result, entry, claims, entry_group)
+    }
+
+    /// The table of subscribers by mask column gives the sort's entries, claims' entries and groups,
+    /// on random topics (some with a claim of a non-subscriber, some with many racks), its
+    /// tables reused from call to call as the flow reuses them.
+    #[test]
+    fn counting_by_column_matches_sorting() {
+        let mut rng = Rng(0x0e45);
+        let (mut table, mut sorted) = (Scratch::default(), Scratch::default());
+        let mut counted = 0;
+        for _ in 0..3000 {
+            let racks = [2, 3, 3, 7][rng.below(4) as usize];
+            let subs: Vec<u32> = (0..32).filter(|_| rng.below(3) == 0).collect();
+            if subs.is_empty() {
+                continue;
+            }
+            let partitions = 1 + rng.below(60) as usize;
+            let masks: Vec<u64> = (0..partitions).map(|_| rng.below(1 << racks)).collect();
+            let stray = rng.below(8) == 0;
+            let mut keepable: Vec<(i32, u32)> = Vec::new();
+            for p in 0..partitions as i32 {
+                if rng.below(4) == 0 {
+                    continue;
+                }
+                let m = if stray && rng.below(10) == 0 {
+                    32 + rng.below(4) as u32
+                } else {
+                    subs[rng.below(subs.len() as u64) as usize]
+                };
+                keepable.push((p, m));
+            }
+            let a = grouped(&subs, &masks, &keepable, racks, &mut table, false);
+            let b = grouped(&subs, &masks, &keepable, racks, &mut sorted, true);
+            if a.0.is_some() {
+                assert_eq!(a, b, "{subs:?} {masks:?} {keepable:?}");
+            } else {
+                assert!(b.0.is_none());
+            }
+            counted += usize::from(a.0.is_some() && 4 * keepable.len() >= subs.len());
+        }
+        assert!(counted > 1000, "{counted}");
     }
 }

@@ -150,9 +150,14 @@ impl Placement {
         }
         pool.clear();
         pool.resize(self.want.len(), 0);
+        // Once every rack's room is filled, every take left is nothing: the passes stop there.
+        let mut left: u64 = into_rack.iter().sum();
         for fill_extras in [false, true] {
             let subs = self.want.iter().zip(&x.rack).zip(kept).zip(pool.iter_mut());
             for (((&want, &r), &kept), pool) in subs {
+                if left == 0 {
+                    return;
+                }
                 let cap = if fill_extras { want } else { x.floor.max(kept) };
                 let Some(room) = into_rack.get_mut(r) else {
                     continue;
@@ -160,6 +165,7 @@ impl Placement {
                 let take = cap.saturating_sub(kept + *pool).min(*room);
                 *pool += take;
                 *room -= take;
+                left -= take;
             }
         }
     }
@@ -462,6 +468,8 @@ pub(super) fn propose(
     start.sent(&shape, &mut sent);
     // Whether every partition is placed.
     let placed = sent.iter().sum::<u64>() == shape.supply.iter().sum::<u64>();
+    // Whether the placement flow replaced the greedy (whose counts are those of `holder`).
+    let mut refined_counts = false;
     let placement = if greedy_only || (placed && start.settled(&shape, &holder, &kept)) {
         start
     } else {
@@ -486,6 +494,7 @@ pub(super) fn propose(
         } else if let Some(refined) = refine(&shape, &holder, &sub_load, &start) {
             refined.kept(&shape, &mut kept);
             refined.sent(&shape, &mut sent);
+            refined_counts = true;
             refined
         } else {
             start
@@ -495,9 +504,10 @@ pub(super) fn propose(
     let stale = STALE_LOADS.with(std::cell::Cell::get);
     #[cfg(not(test))]
     let stale = false;
-    for (i, &w) in placement.want.iter().enumerate() {
-        let lm = subs_local[i] as usize;
-        if !stale {
+    // The greedy hands out the extras as `holder` does: it moves no load.
+    if refined_counts && !stale {
+        for (i, &w) in placement.want.iter().enumerate() {
+            let lm = subs_local[i] as usize;
             load[lm] += i64::from(w > f) - i64::from(holder[i]);
         }
     }

@@ -15,7 +15,7 @@ pub(super) struct Arena {
     pub(super) groups: Vec<(u64, u64)>,
     pub(super) claims: Vec<(u32, u64, u64)>,
     pub(super) entry_group: Vec<usize>,
-    pub(super) claim_owner: Vec<u32>,
+    pub(super) claim_entry: Vec<u32>,
     pub(super) keep_edge: Vec<usize>,
     pub(super) kept: Vec<u64>,
     pub(super) pair: Vec<bool>,
@@ -41,7 +41,7 @@ pub(super) struct Plan {
     pub(super) groups: Range<usize>,
     /// Its claim entries: `claims`, `entry_group`, `keep_edge` and `kept`.
     pub(super) claims: Range<usize>,
-    /// Its `claim_owner`.
+    /// Its `claim_entry`.
     pub(super) owners: Range<usize>,
     /// Its subscribers: `pair`, `pool_edge`, `floor_edge`, `extra_edge` and `takes`.
     pub(super) subs: Range<usize>,
@@ -69,9 +69,9 @@ pub(super) struct TopicFlow<'a> {
     pub(super) claims: &'a [(u32, u64, u64)],
     /// Per claim entry: its group's index (the free node as group `groups.len()`).
     pub(super) entry_group: &'a [usize],
-    /// Per keepable claim of the topic, in the order of `Inputs::keepable`: its owner's
-    /// subscriber index.
-    pub(super) claim_owner: &'a [u32],
+    /// Per keepable claim of the topic, in the order of `Inputs::keepable`: the index of its
+    /// entry in `claims` (its owner's, of its mask).
+    pub(super) claim_entry: &'a [u32],
     /// Per claim entry: its keep edge, shared by the entries of subscribers without a pair
     /// node that start at the same group and end at the same rack (see
     /// [Merged keeps](super#merged-keeps)); once solved, `kept` holds each entry's units.
@@ -133,7 +133,7 @@ impl Arena {
             groups: Vec::with_capacity(groups),
             claims: Vec::with_capacity(claims),
             entry_group: Vec::with_capacity(claims),
-            claim_owner: Vec::with_capacity(claims),
+            claim_entry: Vec::with_capacity(claims),
             keep_edge: Vec::with_capacity(claims),
             kept: Vec::with_capacity(claims),
             pair: Vec::with_capacity(subs),
@@ -158,7 +158,7 @@ impl Arena {
             free: plan.free,
             claims: &self.claims[plan.claims.clone()],
             entry_group: &self.entry_group[plan.claims.clone()],
-            claim_owner: &self.claim_owner[plan.owners.clone()],
+            claim_entry: &self.claim_entry[plan.owners.clone()],
             keep_edge: &self.keep_edge[plan.claims.clone()],
             kept: &self.kept[plan.claims.clone()],
             pair: &self.pair[plan.subs.clone()],
