@@ -37,8 +37,8 @@
 //! level graph, members short of extras ascending, each node's arcs in canonical order (a
 //! member's cells by topic, a (topic, rack) node's masks ascending, then the topic's
 //! holders in that rack ascending, a mask's racks ascending). A topic's holders are kept in a
-//! list per topic (a few per topic), so a (topic, rack) node reads them, not all its
-//! subscribers. The phases stop at [`WORK_PER_ARC`](levels::WORK_PER_ARC) steps per arc and node of the network;
+//! list per topic (a few per topic, all in one buffer: [`holders`]), so a (topic, rack) node
+//! reads them, not all its subscribers. The phases stop at [`WORK_PER_ARC`](levels::WORK_PER_ARC) steps per arc and node of the network;
 //! past that the step declines. It is exact: the saturating flow exists exactly when no
 //! augmenting path is left short of the deficit, and a phase that places nothing finds none.
 //!
@@ -56,8 +56,10 @@
 use super::super::Counts;
 use super::exchange::Scope;
 
+mod holders;
 mod levels;
 
+use holders::Holders;
 use levels::Levels;
 
 #[cfg(test)]
@@ -97,13 +99,12 @@ pub(super) fn rechoose(
     let Some(holders) = net.saturate(counts) else {
         return false;
     };
-    for ((chosen, gaining), placed) in counts.chosen.iter_mut().zip(&counts.gaining).zip(holders) {
+    for (lt, (chosen, gaining)) in counts.chosen.iter_mut().zip(&counts.gaining).enumerate() {
         // The gaining holders as they were, merged with the re-chosen ones (both ascending).
         chosen.retain(|&i| gaining.get(i as usize) == Some(&true));
-        if chosen.is_empty() {
-            *chosen = placed;
-        } else {
-            chosen.extend(placed);
+        let merge = !chosen.is_empty();
+        chosen.extend_from_slice(holders.of(lt));
+        if merge {
             chosen.sort_unstable();
         }
     }
@@ -146,7 +147,7 @@ struct Network<'s> {
     /// Per rack index: how many of its (topic, rack) nodes have `free_in` above 0.
     fed: Vec<u32>,
     /// Per local topic: the subscriber indices whose cells are on, ascending.
-    holders: Vec<Vec<u32>>,
+    holders: Holders,
     /// Per local member: its extras on cells that gain nothing not placed.
     short: Vec<u32>,
 }
@@ -189,7 +190,7 @@ impl<'s> Network<'s> {
             free: vec![!0u64; cells.len().div_ceil(64)],
             free_in: vec![0; topics * width],
             fed: vec![0; width],
-            holders: vec![Vec::new(); topics],
+            holders: Holders::new(counts.subs.iter().map(<[u32]>::len)),
             short: vec![0; counts.load.len()],
         };
         let mut holding = Vec::new();
@@ -211,8 +212,11 @@ impl<'s> Network<'s> {
                 }
             }
             let node = lt * width;
+            let row = &mut net.free_in[node..node + width];
             for &lm in subs {
-                net.free_in[node + net.rack[lm as usize]] += 1;
+                if let Some(n) = net.rack.get(lm as usize).and_then(|&r| row.get_mut(r)) {
+                    *n += 1;
+                }
             }
             for (i, _) in gaining.iter().enumerate().filter(|g| *g.1) {
                 net.take_cell(lt, i as u32, subs[i] as usize);
@@ -273,7 +277,7 @@ impl<'s> Network<'s> {
                         net.left[g] -= 1;
                         net.flow[g * width + r] += 1;
                         net.take_cell(lt, i, lm as usize);
-                        net.holders[lt].push(i);
+                        net.holders.insert(lt, i);
                     }
                     None => net.short[lm as usize] += 1,
                 }
@@ -338,13 +342,10 @@ impl<'s> Network<'s> {
         } else {
             self.release_cell(lt, i, lm);
         }
-        let h = &mut self.holders[lt];
-        match h.binary_search(&i) {
-            Err(at) if on => h.insert(at, i),
-            Ok(at) if !on => {
-                h.remove(at);
-            }
-            _ => {}
+        if on {
+            self.holders.insert(lt, i);
+        } else {
+            self.holders.remove(lt, i);
         }
     }
 
@@ -360,7 +361,7 @@ impl<'s> Network<'s> {
     /// First the paths of one arc (a member short of an extra, ascending, takes a partition
     /// left of its topics in order), then phases of shortest augmenting paths (Dinic's
     /// blocking flows).
-    fn saturate(mut self, counts: &Counts) -> Option<Vec<Vec<u32>>> {
+    fn saturate(mut self, counts: &Counts) -> Option<Holders> {
         let members = self.short.len();
         let width = self.racks + 1;
         let cells = self.cells;

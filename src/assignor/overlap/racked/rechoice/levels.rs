@@ -119,8 +119,9 @@ impl Levels {
                     }
                 }
                 let subs = &counts.subs[lt];
-                self.work += net.holders[lt].len();
-                for &i in &net.holders[lt] {
+                let holders = net.holders.of(lt);
+                self.work += holders.len();
+                for &i in holders {
                     let lm = subs[i as usize] as usize;
                     if net.rack[lm] == r {
                         reach(lm);
@@ -209,7 +210,7 @@ impl Levels {
                 // Past the masks, the current arc is the subscriber index to go on from.
                 let subs = &counts.subs[lt];
                 let from = (k - masks) as u32;
-                let h = &net.holders[lt];
+                let h = net.holders.of(lt);
                 let h = &h[h.partition_point(|&i| i < from)..];
                 self.work += 1 + h.len();
                 let next = h.iter().copied().find(|&i| {
