@@ -193,6 +193,16 @@ impl<'s> Network<'s> {
             holders: Holders::new(counts.subs.iter().map(<[u32]>::len)),
             short: vec![0; counts.load.len()],
         };
+        // Per (topic, rack) node: the topic's subscribers in the rack, counted member by
+        // member (its rack read once, not per cell); a topic's counts are read and changed
+        // only by its own steps below, so counting them all first changes nothing.
+        for (lm, &r) in net.rack.iter().enumerate() {
+            for &(o, _) in cells.of(lm as u32) {
+                if let Some(n) = net.free_in.get_mut(o as usize * width + r) {
+                    *n += 1;
+                }
+            }
+        }
         let mut holding = Vec::new();
         let mut kept = Vec::new();
         for (lt, topic_masks) in masks.iter().enumerate().take(topics) {
@@ -209,13 +219,6 @@ impl<'s> Network<'s> {
                 kept.resize(subs.len(), false);
                 for &i in &counts.chosen[lt] {
                     holding[i as usize] = true;
-                }
-            }
-            let node = lt * width;
-            let row = &mut net.free_in[node..node + width];
-            for &lm in subs {
-                if let Some(n) = net.rack.get(lm as usize).and_then(|&r| row.get_mut(r)) {
-                    *n += 1;
                 }
             }
             for (i, _) in gaining.iter().enumerate().filter(|g| *g.1) {
@@ -371,10 +374,10 @@ impl<'s> Network<'s> {
         for lm in 0..members {
             let r = self.rack[lm];
             let admitted = admits(r, self.racks);
+            if self.short[lm] == 0 {
+                continue;
+            }
             for &(o, j) in cells.of(lm as u32) {
-                if self.short[lm] == 0 {
-                    break;
-                }
                 let o = o as usize;
                 if open[o] & admitted == 0 || !self.free_cell(o, j) {
                     continue;
@@ -386,6 +389,9 @@ impl<'s> Network<'s> {
                     self.short[lm] -= 1;
                     if self.left[g] == 0 {
                         open[o] = self.open_racks(o);
+                    }
+                    if self.short[lm] == 0 {
+                        break;
                     }
                 }
             }
