@@ -197,9 +197,17 @@ impl RackDeal {
                 self.free.push(p);
                 continue;
             }
-            match self.groups.binary_search_by_key(&mask, |g| g.0) {
-                Ok(g) => self.groups[g].1.push(p),
-                Err(g) => {
+            // Groups ascending by mask: among a few, a scan finds the place a search would,
+            // for less.
+            let g = if self.groups.len() <= 8 {
+                let g = self.groups.iter().position(|g| g.0 >= mask);
+                g.unwrap_or(self.groups.len())
+            } else {
+                self.groups.partition_point(|g| g.0 < mask)
+            };
+            match self.groups.get_mut(g) {
+                Some(group) if group.0 == mask => group.1.push(p),
+                _ => {
                     if self.groups.len() >= MAX_GROUPS {
                         // Nothing for `swap_extras` to do about it.
                         self.flow.reached = 0;
@@ -282,15 +290,22 @@ impl RackDeal {
             let i = i as usize;
             let mut left = room[i] as usize;
             let m = x.subscribers[i];
+            // Pushes, not extends: a subscriber takes a partition or two here, and its list
+            // was reserved to its final length.
+            let list = &mut lists[m as usize];
             if bit(i) != 0 {
                 let r = bit(i).trailing_zeros() as usize;
                 let bucket = &self.buckets[r][self.cursor[r]..];
                 let take = left.min(bucket.len());
-                lists[m as usize].extend(bucket[..take].iter().map(|&p| (t, p)));
+                for &p in &bucket[..take] {
+                    list.push((t, p));
+                }
                 self.cursor[r] += take;
                 left -= take;
             }
-            lists[m as usize].extend(next.by_ref().take(left).map(|&p| (t, p)));
+            for &p in next.by_ref().take(left) {
+                list.push((t, p));
+            }
         }
         debug_assert!(next.next().is_none(), "topic {t}: partitions left undealt");
         true
