@@ -280,7 +280,7 @@ impl<'s> Network<'s> {
                         net.left[g] -= 1;
                         net.flow[g * width + r] += 1;
                         net.take_cell(lt, i, lm as usize);
-                        net.holders.insert(lt, i);
+                        net.holders.push(lt, i);
                     }
                     None => net.short[lm as usize] += 1,
                 }

@@ -35,6 +35,17 @@ impl Holders {
         &self.at[from..from + self.len[lt] as usize]
     }
 
+    /// Appends `i` to local topic `lt`'s holders, above all of them (the start's, in
+    /// subscriber order).
+    pub(super) fn push(&mut self, lt: usize, i: u32) {
+        let (from, len) = (self.start[lt], self.len[lt] as usize);
+        debug_assert!(self.of(lt).last().is_none_or(|&last| last < i));
+        if let Some(slot) = self.at[from..self.start[lt + 1]].get_mut(len) {
+            *slot = i;
+            self.len[lt] += 1;
+        }
+    }
+
     /// Adds `i` to local topic `lt`'s holders (no-op when it holds already).
     pub(super) fn insert(&mut self, lt: usize, i: u32) {
         let (from, len) = (self.start[lt], self.len[lt] as usize);
