@@ -99,48 +99,37 @@ impl Cells {
         for subs in &counts.subs {
             first.push(first[first.len() - 1] + subs.len() as u32);
         }
-        // Per topic of the problem: its local index, in a table when the component holds
-        // enough of the problem's topics to pay for one, else by search.
-        let dense = comp.topics.len() * 16 >= x.problem.topics.len();
-        let mut table = Vec::new();
-        if dense {
-            table.resize(x.problem.topics.len(), 0u32);
-            for (lt, &t) in comp.topics.iter().enumerate() {
-                table[t as usize] = lt as u32;
-            }
-        }
-        let local_topic = |t: u32| {
-            if dense {
-                table[t as usize]
-            } else {
-                comp.topics.partition_point(|&u| u < t) as u32
-            }
-        };
-        // Members ascending meet each topic's subscribers in their order (both ascend with
-        // the member index), so a cursor per topic gives each cell's subscriber index: the
-        // cells come out by member, topics ascending, written once in order (no table to
-        // fill first and scatter into).
-        let mut cursor = vec![0u32; counts.subs.len()];
+        // A member's cells are its subscriptions (all to the component's topics), so their
+        // number gives where its cells start without a pass over the cells.
         let mut start = Vec::with_capacity(comp.members.len() + 1);
         start.push(0u32);
-        let mut of = Vec::with_capacity(first[first.len() - 1] as usize);
         for &m in &comp.members {
-            // A member's cells are its subscriptions (all to the component's topics).
-            for &t in &x.problem.subscriptions[m as usize] {
-                let lt = local_topic(t);
-                let i = cursor[lt as usize];
-                cursor[lt as usize] += 1;
-                of.push((lt, i));
+            let len = x.problem.subscriptions[m as usize].len() as u32;
+            start.push(start[start.len() - 1] + len);
+        }
+        // Topics ascending meet each member's cells in its order, so one pass over the
+        // topics' subscribers writes every cell in place (a cursor per member), with no
+        // look-up of a topic's local index.
+        let cells = first[first.len() - 1] as usize;
+        debug_assert_eq!(
+            start[start.len() - 1] as usize,
+            cells,
+            "a cell off the component"
+        );
+        let mut of = vec![(0u32, 0u32); cells];
+        let mut cursor: Vec<u32> = start[..start.len() - 1].to_vec();
+        for (lt, subs) in counts.subs.iter().enumerate() {
+            for (i, &lm) in subs.iter().enumerate() {
+                let at = &mut cursor[lm as usize];
+                if let Some(cell) = of.get_mut(*at as usize) {
+                    *cell = (lt as u32, i as u32);
+                }
+                *at += 1;
             }
-            start.push(of.len() as u32);
         }
         debug_assert!(
-            (0..comp.members.len() as u32).all(|lm| {
-                let s = &of[start[lm as usize] as usize..start[lm as usize + 1] as usize];
-                s.iter()
-                    .all(|&(lt, i)| counts.subs[lt as usize].get(i as usize) == Some(&lm))
-            }),
-            "a cell off its topic's subscribers"
+            cursor.iter().zip(&start[1..]).all(|(c, s)| c == s),
+            "a member's cells are not its subscriptions"
         );
         Self { first, start, of }
     }

@@ -37,8 +37,8 @@
 //! level graph, members short of extras ascending, each node's arcs in canonical order (a
 //! member's cells by topic, a (topic, rack) node's masks ascending, then the topic's
 //! holders in that rack ascending, a mask's racks ascending). A topic's holders are kept in a
-//! list per topic (a few per topic), so a (topic, rack) node reads them, not all its
-//! subscribers. The phases stop at [`WORK_PER_ARC`](levels::WORK_PER_ARC) steps per arc and node of the network;
+//! list per topic (a few per topic, all in one buffer: [`holders`]), so a (topic, rack) node
+//! reads them, not all its subscribers. The phases stop at [`WORK_PER_ARC`](levels::WORK_PER_ARC) steps per arc and node of the network;
 //! past that the step declines. It is exact: the saturating flow exists exactly when no
 //! augmenting path is left short of the deficit, and a phase that places nothing finds none.
 //!
@@ -56,8 +56,10 @@
 use super::super::Counts;
 use super::exchange::Scope;
 
+mod holders;
 mod levels;
 
+use holders::Holders;
 use levels::Levels;
 
 #[cfg(test)]
@@ -97,13 +99,12 @@ pub(super) fn rechoose(
     let Some(holders) = net.saturate(counts) else {
         return false;
     };
-    for ((chosen, gaining), placed) in counts.chosen.iter_mut().zip(&counts.gaining).zip(holders) {
+    for (lt, (chosen, gaining)) in counts.chosen.iter_mut().zip(&counts.gaining).enumerate() {
         // The gaining holders as they were, merged with the re-chosen ones (both ascending).
         chosen.retain(|&i| gaining.get(i as usize) == Some(&true));
-        if chosen.is_empty() {
-            *chosen = placed;
-        } else {
-            chosen.extend(placed);
+        let merge = !chosen.is_empty();
+        chosen.extend_from_slice(holders.of(lt));
+        if merge {
             chosen.sort_unstable();
         }
     }
@@ -146,7 +147,7 @@ struct Network<'s> {
     /// Per rack index: how many of its (topic, rack) nodes have `free_in` above 0.
     fed: Vec<u32>,
     /// Per local topic: the subscriber indices whose cells are on, ascending.
-    holders: Vec<Vec<u32>>,
+    holders: Holders,
     /// Per local member: its extras on cells that gain nothing not placed.
     short: Vec<u32>,
 }
@@ -189,9 +190,19 @@ impl<'s> Network<'s> {
             free: vec![!0u64; cells.len().div_ceil(64)],
             free_in: vec![0; topics * width],
             fed: vec![0; width],
-            holders: vec![Vec::new(); topics],
+            holders: Holders::new(counts.subs.iter().map(<[u32]>::len)),
             short: vec![0; counts.load.len()],
         };
+        // Per (topic, rack) node: the topic's subscribers in the rack, counted member by
+        // member (its rack read once, not per cell); a topic's counts are read and changed
+        // only by its own steps below, so counting them all first changes nothing.
+        for (lm, &r) in net.rack.iter().enumerate() {
+            for &(o, _) in cells.of(lm as u32) {
+                if let Some(n) = net.free_in.get_mut(o as usize * width + r) {
+                    *n += 1;
+                }
+            }
+        }
         let mut holding = Vec::new();
         let mut kept = Vec::new();
         for (lt, topic_masks) in masks.iter().enumerate().take(topics) {
@@ -209,10 +220,6 @@ impl<'s> Network<'s> {
                 for &i in &counts.chosen[lt] {
                     holding[i as usize] = true;
                 }
-            }
-            let node = lt * width;
-            for &lm in subs {
-                net.free_in[node + net.rack[lm as usize]] += 1;
             }
             for (i, _) in gaining.iter().enumerate().filter(|g| *g.1) {
                 net.take_cell(lt, i as u32, subs[i] as usize);
@@ -273,7 +280,7 @@ impl<'s> Network<'s> {
                         net.left[g] -= 1;
                         net.flow[g * width + r] += 1;
                         net.take_cell(lt, i, lm as usize);
-                        net.holders[lt].push(i);
+                        net.holders.push(lt, i);
                     }
                     None => net.short[lm as usize] += 1,
                 }
@@ -338,13 +345,10 @@ impl<'s> Network<'s> {
         } else {
             self.release_cell(lt, i, lm);
         }
-        let h = &mut self.holders[lt];
-        match h.binary_search(&i) {
-            Err(at) if on => h.insert(at, i),
-            Ok(at) if !on => {
-                h.remove(at);
-            }
-            _ => {}
+        if on {
+            self.holders.insert(lt, i);
+        } else {
+            self.holders.remove(lt, i);
         }
     }
 
@@ -360,7 +364,7 @@ impl<'s> Network<'s> {
     /// First the paths of one arc (a member short of an extra, ascending, takes a partition
     /// left of its topics in order), then phases of shortest augmenting paths (Dinic's
     /// blocking flows).
-    fn saturate(mut self, counts: &Counts) -> Option<Vec<Vec<u32>>> {
+    fn saturate(mut self, counts: &Counts) -> Option<Holders> {
         let members = self.short.len();
         let width = self.racks + 1;
         let cells = self.cells;
@@ -370,10 +374,10 @@ impl<'s> Network<'s> {
         for lm in 0..members {
             let r = self.rack[lm];
             let admitted = admits(r, self.racks);
+            if self.short[lm] == 0 {
+                continue;
+            }
             for &(o, j) in cells.of(lm as u32) {
-                if self.short[lm] == 0 {
-                    break;
-                }
                 let o = o as usize;
                 if open[o] & admitted == 0 || !self.free_cell(o, j) {
                     continue;
@@ -385,6 +389,9 @@ impl<'s> Network<'s> {
                     self.short[lm] -= 1;
                     if self.left[g] == 0 {
                         open[o] = self.open_racks(o);
+                    }
+                    if self.short[lm] == 0 {
+                        break;
                     }
                 }
             }

@@ -19,9 +19,12 @@ pub(super) struct Levels {
     /// Per node: its distance from the members short of extras (`u32::MAX`: not reached,
     /// or a dead end of the current phase).
     level: Vec<u32>,
-    /// Per node: its current arc (arcs in canonical order, as [`Levels::advance`] reads them).
+    /// Per node: its current arc (arcs in canonical order, as [`Levels::advance`] reads them;
+    /// set to the first when the node is levelled, the only nodes the phase advances).
     next: Vec<usize>,
-    queue: std::collections::VecDeque<usize>,
+    /// The breadth-first queue of [`Levels::build`], nodes in the order they are levelled
+    /// (a node is queued once per phase, so a list read from the front is enough).
+    queue: Vec<usize>,
     /// Per rack index, during [`Levels::build`]: its (topic, rack) nodes with an arc in from
     /// a member not levelled yet.
     unlevelled: Vec<u32>,
@@ -47,7 +50,7 @@ impl Levels {
             width,
             level: vec![u32::MAX; nodes],
             next: vec![0; nodes],
-            queue: std::collections::VecDeque::new(),
+            queue: Vec::with_capacity(nodes),
             unlevelled: Vec::new(),
             path: Vec::new(),
             work: 0,
@@ -65,12 +68,12 @@ impl Levels {
     /// is reachable or the work bound is spent.
     pub(super) fn build(&mut self, net: &Network<'_>, counts: &Counts) -> Option<u32> {
         self.level.fill(u32::MAX);
-        self.next.fill(0);
         self.queue.clear();
         for (lm, &s) in net.short.iter().enumerate() {
             if s > 0 {
                 self.level[lm] = 0;
-                self.queue.push_back(lm);
+                self.next[lm] = 0;
+                self.queue.push(lm);
             }
         }
         let mut sink = None;
@@ -81,17 +84,21 @@ impl Levels {
         // read (their steps still count, so the work bound binds where it did).
         self.unlevelled.clear();
         self.unlevelled.extend_from_slice(&net.fed);
-        while let Some(node) = self.queue.pop_front() {
+        let mut head = 0;
+        while let Some(&node) = self.queue.get(head) {
+            head += 1;
             let at = self.level[node];
             if sink.is_some_and(|s| at >= s) {
                 break;
             }
             let level = &mut self.level;
+            let next = &mut self.next;
             let queue = &mut self.queue;
             let mut reach = |v: usize| {
                 if level[v] == u32::MAX {
                     level[v] = at + 1;
-                    queue.push_back(v);
+                    next[v] = 0;
+                    queue.push(v);
                     true
                 } else {
                     false
@@ -104,7 +111,12 @@ impl Levels {
                 self.work += of.len();
                 if self.unlevelled[r] > 0 {
                     for &(o, j) in of {
-                        if net.free_cell(o as usize, j) && reach(tr + o as usize * width) {
+                        // The level first: most nodes are levelled early in the pass.
+                        let v = tr + o as usize * width;
+                        if level[v] == u32::MAX && net.free_cell(o as usize, j) {
+                            level[v] = at + 1;
+                            next[v] = 0;
+                            queue.push(v);
                             // A free cell: the node has an arc in from a member.
                             self.unlevelled[r] -= 1;
                         }
@@ -119,8 +131,9 @@ impl Levels {
                     }
                 }
                 let subs = &counts.subs[lt];
-                self.work += net.holders[lt].len();
-                for &i in &net.holders[lt] {
+                let holders = net.holders.of(lt);
+                self.work += holders.len();
+                for &i in holders {
                     let lm = subs[i as usize] as usize;
                     if net.rack[lm] == r {
                         reach(lm);
@@ -185,7 +198,7 @@ impl Levels {
             let tr = self.racks_at + net.rack[u];
             let of = net.cells.of(u as u32);
             let at = of[k..].iter().position(|&(o, j)| {
-                net.free_cell(o as usize, j) && level[tr + o as usize * width] == want
+                level[tr + o as usize * width] == want && net.free_cell(o as usize, j)
             });
             self.work += at.map_or(of.len() - k, |a| a + 1);
             at.map(|a| {
@@ -209,7 +222,7 @@ impl Levels {
                 // Past the masks, the current arc is the subscriber index to go on from.
                 let subs = &counts.subs[lt];
                 let from = (k - masks) as u32;
-                let h = &net.holders[lt];
+                let h = net.holders.of(lt);
                 let h = &h[h.partition_point(|&i| i < from)..];
                 self.work += 1 + h.len();
                 let next = h.iter().copied().find(|&i| {
