@@ -287,6 +287,9 @@ impl<'s> Network<'s> {
             }
         }
         net.start.push(net.mask_of.len());
+        // `take_cell` above also stepped `fed` down, before it was counted: count it afresh
+        // from the final `free_in` (those steps had wrapped it below zero, or left it short).
+        net.fed.fill(0);
         for (node, &n) in net.free_in.iter().enumerate() {
             net.fed[node % width] += u32::from(n > 0);
         }
@@ -302,6 +305,19 @@ impl<'s> Network<'s> {
         if self.free_in[node] == 0 {
             self.fed[self.rack[lm]] -= 1;
         }
+    }
+
+    /// Panics unless `fed` counts, per rack index, the (topic, rack) nodes whose `free_in` is
+    /// above 0: the levelling stops reading a rack's members once that many are levelled, so
+    /// a short count would hide reachable nodes (the start once left it so).
+    #[cfg(test)]
+    fn check_fed(&self) {
+        let width = self.racks + 1;
+        let mut fed = vec![0u32; width];
+        for (node, &n) in self.free_in.iter().enumerate() {
+            fed[node % width] += u32::from(n > 0);
+        }
+        assert_eq!(self.fed, fed, "re-choice: `fed` out of step with `free_in`");
     }
 
     /// Marks cell (`lt`, `i`) of local member `lm` as free again.

@@ -82,6 +82,8 @@ impl Levels {
         // Per rack index: its (topic, rack) nodes with an arc in from a member (`fed`) not
         // levelled yet. At 0, a member of the rack reaches nothing new, and its cells are not
         // read (their steps still count, so the work bound binds where it did).
+        #[cfg(test)]
+        net.check_fed();
         self.unlevelled.clear();
         self.unlevelled.extend_from_slice(&net.fed);
         let mut head = 0;
