@@ -191,7 +191,7 @@ impl Proposal {
         // The holders of `mine` hold f_t + 1: the others with room are those at f_t. One is
         // before `last` if it is no heavier and at a lower index, or lighter and after.
         // So it is the same when the lightest others with room before `last` are heavier
-        // than it, and those after no lighter: minima, taken without a branch per subscriber.
+        // than it, and those after no lighter.
         let (cut, count, load) = (last.1, &self.count[lt], &self.load);
         let lightest = |subs: &[u32]| {
             subs.iter()
@@ -212,13 +212,16 @@ impl Proposal {
             }
             same && lightest(&subs[from..]) >= last.0
         } else {
-            let lightest_with_room = |subs: &[u32], count: &[i32]| {
-                subs.iter().zip(count).fold(i64::MAX, |low, (&m, &k)| {
-                    low.min(if k == f { load[m as usize] } else { i64::MAX })
+            // Stops at the first one that comes first (often early where the hand-out
+            // changes).
+            let before = |subs: &[u32], count: &[i32], strictly: bool| {
+                subs.iter().zip(count).any(|(&m, &k)| {
+                    let l = load[m as usize];
+                    k == f && (l < last.0 || (!strictly && l == last.0))
                 })
             };
-            lightest_with_room(&subs[..cut], &count[..cut]) > last.0
-                && lightest_with_room(&subs[cut..], &count[cut..]) >= last.0
+            !before(&subs[..cut], &count[..cut], false)
+                && !before(&subs[cut..], &count[cut..], true)
         };
         #[cfg(test)]
         if same {
@@ -280,7 +283,7 @@ impl Proposal {
             }
             return;
         }
-        if narrow.two_levels(subs, count, f, bare, load, left, mine) {
+        if bare && narrow.two_levels(subs, load, left, mine) {
             for &i in mine.iter() {
                 count[i as usize] += 1;
                 load[subs[i as usize] as usize] += 1;

@@ -22,17 +22,13 @@ pub(in crate::assignor::warm) struct Narrow {
 
 impl Narrow {
     /// The `left` (at least 1) smallest (load, index) pairs among the subscribers `subs` of
-    /// a topic with room for an extra (`count` at the floor `f`; every one when `bare`),
-    /// their indices written ascending into `mine`, when the [module docs](self)' conditions
-    /// hold for the guess; else `false`, `mine` cleared. Sets the guess to the lightest load
-    /// seen with room when it succeeds.
-    #[allow(clippy::too_many_arguments)]
+    /// a topic, every one with room for an extra (a topic with claims held above its floor
+    /// takes the general path: its guesses mostly fail), their indices written ascending
+    /// into `mine`, when the [module docs](self)' conditions hold for the guess; else
+    /// `false`, `mine` cleared. Sets the guess to the lightest load when it succeeds.
     pub fn two_levels(
         &mut self,
         subs: &[u32],
-        count: &[i32],
-        f: i32,
-        bare: bool,
         load: &[i64],
         left: usize,
         mine: &mut Vec<u32>,
@@ -45,29 +41,12 @@ impl Narrow {
         let Some(g) = self.guess else {
             return false;
         };
-        // A subscriber without room: as if far above the guess (never counted nor taken).
-        let away = g.saturating_add(2);
-        let room = |i: usize, m: u32| {
-            if bare || count[i] == f {
-                load[m as usize]
-            } else {
-                away
-            }
-        };
-        // First the subscribers with room below the guess, at it, one above and beyond,
-        // counted by a clamped offset: no branch per subscriber.
+        // First the subscribers below the guess, at it, one above and beyond, counted by a
+        // clamped offset: no branch per subscriber.
         let mut by = [0usize; 4];
         let bucket = |l: i64| (l - g + 1).clamp(0, 3) as usize;
-        if bare {
-            for &m in subs {
-                by[bucket(load[m as usize])] += 1;
-            }
-        } else {
-            for (&m, &k) in subs.iter().zip(count) {
-                if k == f {
-                    by[bucket(load[m as usize])] += 1;
-                }
-            }
+        for &m in subs {
+            by[bucket(load[m as usize])] += 1;
         }
         let (at, near) = (by[1], by[2]);
         if by[0] > 0 || at + near < left {
@@ -80,7 +59,7 @@ impl Narrow {
         let (mut take_at, mut take_near) = (at.min(left), left - at.min(left));
         mine.reserve(left);
         for (i, &m) in subs.iter().enumerate() {
-            let l = room(i, m);
+            let l = load[m as usize];
             if l == g && take_at > 0 {
                 take_at -= 1;
                 mine.push(i as u32);
@@ -94,7 +73,7 @@ impl Narrow {
                 break;
             }
         }
-        // The lightest with room: none is below the guess.
+        // The lightest: none is below the guess.
         self.guess = Some(if at > 0 { g } else { g + 1 });
         true
     }
