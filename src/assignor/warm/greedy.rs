@@ -8,10 +8,14 @@
 use super::super::flow::Network;
 use super::{MAX_MOVES, Proposal};
 use levels::Levels;
+use narrow::Narrow;
 
 mod levels;
+mod narrow;
 #[cfg(test)]
 pub(crate) use levels::LEVELS_OFF;
+#[cfg(test)]
+pub(crate) use narrow::{NARROW_OFF, NARROW_TAKEN};
 
 impl Proposal {
     /// Hands out the units of every topic that nobody holds yet: every subscriber short of
@@ -69,13 +73,14 @@ impl Proposal {
         let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
+        let mut narrow = Narrow::default();
         // The same choices found by load level, where that costs less than the passes.
         let mut levels = Levels::new(self, held);
         for (lt, &held) in held.iter().enumerate() {
             let left = (self.extra[lt] - held) as usize;
             match &mut levels {
                 Some(levels) => levels.hand_out(self, lt, left, &mut mine),
-                None => self.hand_out(lt, left, held == 0, &mut mine, &mut candidates),
+                None => self.hand_out(lt, left, held == 0, &mut mine, &mut candidates, &mut narrow),
             }
             start.push(handed.len());
             handed.extend_from_slice(&mine);
@@ -105,7 +110,7 @@ impl Proposal {
                         self.count[lt][i as usize] -= 1;
                         self.load[self.subs[lt][i as usize] as usize] -= 1;
                     }
-                    self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates);
+                    self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates, &mut narrow);
                 }
                 if mine != was {
                     changed = true;
@@ -185,15 +190,39 @@ impl Proposal {
         };
         // The holders of `mine` hold f_t + 1: the others with room are those at f_t. One is
         // before `last` if it is no heavier and at a lower index, or lighter and after.
+        // So it is the same when the lightest others with room before `last` are heavier
+        // than it, and those after no lighter.
         let (cut, count, load) = (last.1, &self.count[lt], &self.load);
-        let before = |subs: &[u32], count: &[i32], strictly: bool| {
-            subs.iter().zip(count).any(|(&m, &k)| {
-                let l = load[m as usize];
-                k == f && (l < last.0 || (!strictly && l == last.0))
-            })
+        let lightest = |subs: &[u32]| {
+            subs.iter()
+                .fold(i64::MAX, |low, &m| low.min(load[m as usize]))
         };
-        let same = !before(&subs[..cut], &count[..cut], false)
-            && !before(&subs[cut..], &count[cut..], true);
+        let same = if bare {
+            // The others with room are exactly those between the holders of `mine`.
+            let mut from = 0;
+            let mut same = true;
+            for &i in mine {
+                let i = i as usize;
+                let low = lightest(&subs[from..i]);
+                if low < last.0 || (i <= cut && low == last.0) {
+                    same = false;
+                    break;
+                }
+                from = i + 1;
+            }
+            same && lightest(&subs[from..]) >= last.0
+        } else {
+            // Stops at the first one that comes first (often early where the hand-out
+            // changes).
+            let before = |subs: &[u32], count: &[i32], strictly: bool| {
+                subs.iter().zip(count).any(|(&m, &k)| {
+                    let l = load[m as usize];
+                    k == f && (l < last.0 || (!strictly && l == last.0))
+                })
+            };
+            !before(&subs[..cut], &count[..cut], false)
+                && !before(&subs[cut..], &count[cut..], true)
+        };
         #[cfg(test)]
         if same {
             SPARED.with(|c| c.set(c.get() + 1));
@@ -203,8 +232,9 @@ impl Proposal {
 
     /// Gives one extra of topic `lt` to each of the `left` lightest subscribers with room for
     /// one (ties to the lower index); writes their indices, ascending, into `mine`.
-    /// `bare`: every subscriber is at its floor (has room), so no count is read for a single
-    /// extra. `candidates` is scratch space.
+    /// `bare`: every subscriber is at its floor (has room), so no count is read.
+    /// `candidates` is scratch space; `narrow` the guess of the lightest load with room (set
+    /// here for the next topic) and the lists of its fast path.
     fn hand_out(
         &mut self,
         lt: usize,
@@ -212,6 +242,7 @@ impl Proposal {
         bare: bool,
         mine: &mut Vec<u32>,
         candidates: &mut Vec<(i64, u32)>,
+        narrow: &mut Narrow,
     ) {
         mine.clear();
         if left == 0 {
@@ -245,9 +276,17 @@ impl Proposal {
                 }
             }
             if at != usize::MAX {
+                narrow.guess = Some(low);
                 mine.push(at as u32);
                 count[at] += 1;
                 load[subs[at] as usize] += 1;
+            }
+            return;
+        }
+        if bare && narrow.two_levels(subs, load, left, mine) {
+            for &i in mine.iter() {
+                count[i as usize] += 1;
+                load[subs[i as usize] as usize] += 1;
             }
             return;
         }
@@ -264,6 +303,9 @@ impl Proposal {
                 histogram[bucket(l)] += 1;
                 room += 1;
             }
+        }
+        if room > 0 {
+            narrow.guess = Some(low);
         }
         mine.reserve(left.min(room));
         // The subscribers with room, (load, index) in index order.

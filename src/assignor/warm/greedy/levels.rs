@@ -137,11 +137,15 @@ impl Levels {
             }
         }
         let subs = &p.subs[lt];
+        // Members ascending are indices ascending (so are the topic's subscribers): each
+        // searched for after the one before.
+        mine.sort_unstable();
+        let mut from = 0;
         for lm in mine.iter_mut() {
             // Every member taken subscribes to lt (its room bit is set).
-            *lm = subs.partition_point(|&x| x < *lm) as u32;
+            from += subs[from..].partition_point(|&x| x < *lm);
+            *lm = from as u32;
         }
-        mine.sort_unstable();
         for &i in mine.iter() {
             let lm = subs[i as usize] as usize;
             p.count[lt][i as usize] += 1;

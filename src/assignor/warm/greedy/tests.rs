@@ -265,3 +265,45 @@ fn units_no_rack_pool_wants_are_left_unaligned() {
     assert_eq!(sends, vec![(0, 0, 1)]);
     assert_eq!((supply, demand), (vec![2], vec![0, 0]));
 }
+
+/// Several extras handed out by the two-level pass go where the general path puts them: the
+/// same completed proposals, with and without it, on random ones whose loads are mostly
+/// within one or two of each other (the fast path taken, and declined where a subscriber is
+/// below the guess or too few are near it), most topics without extras held (the others take
+/// the general path); it was taken for many topics.
+#[test]
+fn extras_by_two_levels_go_where_the_general_path_puts_them() {
+    let mut rng = crate::assignor::tests::Rng(43);
+    let complete = |p: &Proposal, off: bool| completed_with(p, &NARROW_OFF, off);
+    let mut fast = 0;
+    for round in 0..300 {
+        let n = 4 + rng.below(40) as u32;
+        let topics = 2 + rng.below(8) as usize;
+        let mut p = random(&mut rng, n, topics);
+        // Loads mostly equal, a few one or two apart, some far apart (only the choices
+        // matter here, not what the loads count).
+        for l in &mut p.load {
+            *l = match rng.below(10) {
+                0 => 2,
+                1..=3 => 1,
+                _ => 0,
+            };
+        }
+        if round % 7 == 0 {
+            p.load[0] += 50;
+        }
+        // Most topics without extras held (the fast path is for those), the others keep
+        // theirs.
+        for lt in 0..p.subs.len() {
+            if rng.below(4) > 0 {
+                let f = p.floor[lt];
+                p.count[lt].iter_mut().for_each(|k| *k = (*k).min(f));
+            }
+        }
+        NARROW_TAKEN.with(|c| c.set(0));
+        let got = complete(&p, false);
+        fast += NARROW_TAKEN.with(std::cell::Cell::get);
+        assert_eq!(got, complete(&p, true));
+    }
+    assert!(fast > 200, "two-level hand-outs {fast}");
+}
