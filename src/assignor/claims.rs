@@ -30,7 +30,7 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
         if member.owned.is_empty() {
             continue;
         }
-        let subs = problem.subscriptions[m as usize].as_slice();
+        let subs = problem.subscriptions[m].as_slice();
         // Its subscriptions ascend without repeats and are below the topic count, so a
         // member subscribing to as many topics as there are subscribes to every topic, the
         // one at position `i` being `i`.
