@@ -30,44 +30,13 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
         if member.owned.is_empty() {
             continue;
         }
-        let m = m as u32;
-        let generation = member.generation;
-        let claims = Claims {
-            subs: problem.subscriptions[m as usize].as_slice(),
-        };
-        // The position in the subscriptions of the last claim's topic (`usize::MAX` before
-        // the first) and the distance between the last two claims' topics (locals, so that
-        // the guessed path keeps them in registers).
-        let (mut last, mut stride) = (usize::MAX, 1usize);
-        for owned in &member.owned {
-            let ahead = last.wrapping_add(stride);
-            let (i, t) = match claims.guess(problem, ahead, &owned.topic) {
-                Some(t) => (ahead, t),
-                None => match claims.resolve(problem, keys, last, stride, &owned.topic) {
-                    Some(found) => found,
-                    None => continue,
-                },
-            };
-            (last, stride) = (i, i.wrapping_sub(last));
-            let slot = &mut slots[t as usize];
-            if slot.is_empty() {
-                // Sized on the first claim of the topic, in range or not: an unclaimed slot
-                // adds nothing to the result.
-                *slot = vec![(i32::MIN, UNCLAIMED); problem.partitions(t) as usize];
-            }
-            // A negative partition becomes at least 2^31, out of range like a large one. (A
-            // spread assignment claims one partition per topic: that case skips the loop.)
-            if let [p] = owned.partitions[..] {
-                if let Some(best) = slot.get_mut(p as u32 as usize) {
-                    claim(best, generation, m);
-                }
-                continue;
-            }
-            for &p in &owned.partitions {
-                if let Some(best) = slot.get_mut(p as u32 as usize) {
-                    claim(best, generation, m);
-                }
-            }
+        let subs = problem.subscriptions[m].as_slice();
+        // Its subscriptions ascend without repeats and are below the topic count, so a
+        // member subscribing to as many topics as there are subscribes to every topic, the
+        // one at position `i` being `i`.
+        match subs.len() == problem.topics.len() {
+            true => count::<true>(problem, keys, &mut slots, m as u32, subs),
+            false => count::<false>(problem, keys, &mut slots, m as u32, subs),
         }
     }
     // Each topic's slots become its list in place: the owned ones are kept, in order, each
@@ -88,6 +57,60 @@ pub(crate) fn previous_owners(problem: &Problem<'_>) -> Vec<Vec<(i32, u32)>> {
         });
     }
     slots
+}
+
+/// Counts member `m`'s claims (`subs` being its subscriptions) in `slots`; `EVERY` when it
+/// subscribes to every topic (see [`Claims`]).
+fn count<const EVERY: bool>(
+    problem: &Problem<'_>,
+    keys: &[u128],
+    slots: &mut [Vec<(i32, u32)>],
+    m: u32,
+    subs: &[u32],
+) {
+    let member = problem.members[m as usize];
+    let generation = member.generation;
+    let claims = Claims::<EVERY> { subs };
+    // Then a guess is a position in `subs`, and as many slots as subscriptions lets the
+    // compiler see that it indexes them in range.
+    let slots = match EVERY {
+        true => &mut slots[..subs.len()],
+        false => slots,
+    };
+    // The position in the subscriptions of the last claim's topic (`usize::MAX` before
+    // the first) and the distance between the last two claims' topics (locals, so that
+    // the guessed path keeps them in registers).
+    let (mut last, mut stride) = (usize::MAX, 1usize);
+    for owned in &member.owned {
+        let ahead = last.wrapping_add(stride);
+        let (i, t) = match claims.guess(problem, ahead, &owned.topic) {
+            Some(t) => (ahead, t),
+            None => match claims.resolve(problem, keys, last, stride, &owned.topic) {
+                Some(found) => found,
+                None => continue,
+            },
+        };
+        (last, stride) = (i, i.wrapping_sub(last));
+        let slot = &mut slots[t as usize];
+        if slot.is_empty() {
+            // Sized on the first claim of the topic, in range or not: an unclaimed slot
+            // adds nothing to the result.
+            *slot = vec![(i32::MIN, UNCLAIMED); problem.partitions(t) as usize];
+        }
+        // A negative partition becomes at least 2^31, out of range like a large one. (A
+        // spread assignment claims one partition per topic: that case skips the loop.)
+        if let [p] = owned.partitions[..] {
+            if let Some(best) = slot.get_mut(p as u32 as usize) {
+                claim(best, generation, m);
+            }
+            continue;
+        }
+        for &p in &owned.partitions {
+            if let Some(best) = slot.get_mut(p as u32 as usize) {
+                claim(best, generation, m);
+            }
+        }
+    }
 }
 
 /// Counts member `m`'s claim at `generation` in the best claim so far of its partition.
@@ -111,16 +134,24 @@ fn claim((best, owner): &mut (i32, u32), generation: i32, m: u32) {
 /// among the subscriptions by its name's order key (topic indices are in name order, so the
 /// keys of the subscriptions ascend), outwards from the guessed position: O(log distance),
 /// with no name table.
-struct Claims<'s> {
+///
+/// `EVERY` when the member subscribes to every topic: then the subscription at position
+/// `i` is `i`, and a guess need not read it (a spread assignment's claims skip along the
+/// list a cache line or more at a time, so reading it would miss about once per claim).
+struct Claims<'s, const EVERY: bool> {
     /// The member's subscriptions, ascending.
     subs: &'s [u32],
 }
 
-impl Claims<'_> {
+impl<const EVERY: bool> Claims<'_, EVERY> {
     /// The subscription at position `i`, if there is one and it is the topic `name`.
     #[inline]
     fn guess(&self, problem: &Problem<'_>, i: usize, name: &str) -> Option<u32> {
-        let &t = self.subs.get(i)?;
+        let t = match EVERY {
+            true if i < self.subs.len() => i as u32,
+            true => return None,
+            false => *self.subs.get(i)?,
+        };
         #[cfg(test)]
         if planted::GUESS_TRUSTED.get() {
             return Some(t);
