@@ -122,6 +122,16 @@ pub(super) enum Placement {
 /// The placement of the module docs on `comp` (every topic open, every member racked),
 /// appending the result to `lists` (global member ids, `(topic, partition)` pairs) only
 /// when it is [`Placement::Placed`].
+/// Whether the component holds every member of the group, ids 0..n in order: then a
+/// member's id is its own local index, and no table need be read.
+fn is_identity(ctx: &Context<'_, '_>) -> bool {
+    ctx.comp
+        .members
+        .iter()
+        .enumerate()
+        .all(|(lm, &m)| m as usize == lm)
+}
+
 pub(super) fn place(
     ctx: &Context<'_, '_>,
     member_bit: &[u64],
@@ -130,15 +140,8 @@ pub(super) fn place(
     // The passes over every claim read members' positions: from the dense table directly
     // where there is one, its variant checked once here rather than once per claim (the
     // same positions as `LocalIndex::get`).
-    // A component of every member of the group (ids 0..n in order) is its own index.
-    let identity = ctx
-        .comp
-        .members
-        .iter()
-        .enumerate()
-        .all(|(lm, &m)| m as usize == lm);
     match ctx.index {
-        _ if identity => place_with(ctx, member_bit, lists, |m| m as usize),
+        _ if is_identity(ctx) => place_with(ctx, member_bit, lists, |m| m as usize),
         LocalIndex::Dense(table) => {
             place_with(ctx, member_bit, lists, |m| table[m as usize] as usize)
         }

@@ -88,18 +88,10 @@ pub(in crate::assignor::aligned) fn place(
     lists: &mut [Vec<(u32, i32)>],
 ) -> bool {
     let before = super::super::lengths(ctx.comp, lists);
-    // The passes over every claim read members' positions: a component of every member of
-    // the group (ids 0..n in order) is its own index, and a dense table is read directly,
-    // its variant checked once here rather than once per claim (the same positions as
-    // `LocalIndex::get`).
-    let identity = ctx
-        .comp
-        .members
-        .iter()
-        .enumerate()
-        .all(|(lm, &m)| m as usize == lm);
+    // The passes over every claim read members' positions: as in `keep_all::place`, the
+    // identity or a dense table directly, the variant checked once here, not per claim.
     let placed = match ctx.index {
-        _ if identity => try_place(ctx, member_bit, lists, |m| m as usize),
+        _ if super::is_identity(ctx) => try_place(ctx, member_bit, lists, |m| m as usize),
         LocalIndex::Dense(table) => {
             try_place(ctx, member_bit, lists, |m| table[m as usize] as usize)
         }
