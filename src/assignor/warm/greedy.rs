@@ -73,9 +73,12 @@ impl Proposal {
         let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
-        let mut narrow = Narrow::default();
         // The same choices found by load level, where that costs less than the passes.
         let mut levels = Levels::new(self, held);
+        let mut narrow = match levels {
+            Some(_) => Narrow::default(),
+            None => Narrow::new(&self.load),
+        };
         for (lt, &held) in held.iter().enumerate() {
             let left = (self.extra[lt] - held) as usize;
             match &mut levels {
@@ -108,7 +111,9 @@ impl Proposal {
                     }
                     for &i in was.iter() {
                         self.count[lt][i as usize] -= 1;
-                        self.load[self.subs[lt][i as usize] as usize] -= 1;
+                        let m = self.subs[lt][i as usize] as usize;
+                        narrow.lower(self.load[m]);
+                        self.load[m] -= 1;
                     }
                     self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates, &mut narrow);
                 }
@@ -121,6 +126,8 @@ impl Proposal {
                 break;
             }
         }
+        #[cfg(test)]
+        assert!(narrow.counts(&self.load));
     }
 
     /// This proposal [completed](Proposal::complete), then improved by up to [`MAX_MOVES`]
@@ -233,8 +240,8 @@ impl Proposal {
     /// Gives one extra of topic `lt` to each of the `left` lightest subscribers with room for
     /// one (ties to the lower index); writes their indices, ascending, into `mine`.
     /// `bare`: every subscriber is at its floor (has room), so no count is read.
-    /// `candidates` is scratch space; `narrow` the guess of the lightest load with room (set
-    /// here for the next topic) and the lists of its fast path.
+    /// `candidates` is scratch space; `narrow` the members counted per load (kept up to date
+    /// here) and the scratch space of its fast path.
     fn hand_out(
         &mut self,
         lt: usize,
@@ -256,13 +263,18 @@ impl Proposal {
         let single = true;
         if left == 1 && single {
             // The one smallest (load, index) pair: the first of the lightest, in one pass
-            // (loads count partitions: every one is below i64::MAX).
+            // (loads count partitions: every one is below i64::MAX) that stops at the first
+            // at the component's lightest load (none is lighter).
             let (mut low, mut at) = (i64::MAX, usize::MAX);
+            let bottom = narrow.low().unwrap_or(i64::MIN);
             if bare {
                 for (i, &m) in subs.iter().enumerate() {
                     let l = load[m as usize];
                     if l < low {
                         (low, at) = (l, i);
+                        if l == bottom {
+                            break;
+                        }
                     }
                 }
             } else {
@@ -271,22 +283,28 @@ impl Proposal {
                         let l = load[m as usize];
                         if l < low {
                             (low, at) = (l, i);
+                            if l == bottom {
+                                break;
+                            }
                         }
                     }
                 }
             }
             if at != usize::MAX {
-                narrow.guess = Some(low);
                 mine.push(at as u32);
                 count[at] += 1;
-                load[subs[at] as usize] += 1;
+                let m = subs[at] as usize;
+                narrow.raise(load[m]);
+                load[m] += 1;
             }
             return;
         }
         if bare && narrow.two_levels(subs, load, left, mine) {
             for &i in mine.iter() {
                 count[i as usize] += 1;
-                load[subs[i as usize] as usize] += 1;
+                let m = subs[i as usize] as usize;
+                narrow.raise(load[m]);
+                load[m] += 1;
             }
             return;
         }
@@ -303,9 +321,6 @@ impl Proposal {
                 histogram[bucket(l)] += 1;
                 room += 1;
             }
-        }
-        if room > 0 {
-            narrow.guess = Some(low);
         }
         mine.reserve(left.min(room));
         // The subscribers with room, (load, index) in index order.
@@ -359,7 +374,9 @@ impl Proposal {
         }
         for &i in mine.iter() {
             count[i as usize] += 1;
-            load[subs[i as usize] as usize] += 1;
+            let m = subs[i as usize] as usize;
+            narrow.raise(load[m]);
+            load[m] += 1;
         }
     }
 }
