@@ -56,6 +56,14 @@ impl Narrow {
         (!self.counts.is_empty()).then_some(self.low)
     }
 
+    /// The members at load `l` (none when not counted).
+    pub fn at(&self, l: i64) -> u32 {
+        usize::try_from(l - self.base)
+            .ok()
+            .and_then(|i| self.counts.get(i).copied())
+            .unwrap_or(0)
+    }
+
     /// A member moves from load `l` to `l + 1`.
     pub fn raise(&mut self, l: i64) {
         if self.counts.is_empty() {
