@@ -193,6 +193,8 @@ impl Proposal {
             if g > last || (g == last && narrow.at(last) as usize == mine_at()) {
                 #[cfg(test)]
                 SPARED.with(|c| c.set(c.get() + 1));
+                #[cfg(test)]
+                COUNTED_SAME.with(|c| c.set(c.get() + 1));
                 return true;
             }
         }
@@ -490,6 +492,8 @@ thread_local! {
     pub(crate) static SINGLE_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: the topics [`Proposal::hands_out_the_same`] spared a hand-out.
     pub(crate) static SPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the topics of [`SPARED`] the per-load counts alone answered for.
+    pub(crate) static COUNTED_SAME: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The most passes [`Proposal::complete`] makes over the topics to improve its first choice.
