@@ -52,6 +52,7 @@ impl Narrow {
     }
 
     /// The lightest load of any member, when counted.
+    #[inline]
     pub fn low(&self) -> Option<i64> {
         (!self.counts.is_empty()).then_some(self.low)
     }
@@ -64,18 +65,21 @@ impl Narrow {
             .unwrap_or(0)
     }
 
-    /// A member moves from load `l` to `l + 1`.
+    /// A member moves from load `l` to `l + 1`. Inlined: it runs once per unit handed out.
+    #[inline]
     pub fn raise(&mut self, l: i64) {
-        if self.counts.is_empty() {
-            return;
-        }
         let at = (l - self.base) as usize;
-        self.counts[at] -= 1;
-        if at + 1 == self.counts.len() {
-            self.counts.push(0);
+        // Out of range only when nothing is counted.
+        let Some(n) = self.counts.get_mut(at) else {
+            return;
+        };
+        *n -= 1;
+        let emptied = *n == 0;
+        match self.counts.get_mut(at + 1) {
+            Some(n) => *n += 1,
+            None => self.counts.push(1),
         }
-        self.counts[at + 1] += 1;
-        if l == self.low && self.counts[at] == 0 {
+        if emptied && l == self.low {
             // The member just raised is there.
             self.low = l + 1;
         }
