@@ -273,9 +273,9 @@ fn units_no_rack_pool_wants_are_left_unaligned() {
 
 /// Several extras handed out by the two-level pass go where the general path puts them: the
 /// same completed proposals, with and without it, on random ones whose loads are mostly
-/// within one or two of each other (the fast path taken, and declined where a subscriber is
-/// below the guess or too few are near it), most topics without extras held (the others take
-/// the general path); it was taken for many topics.
+/// within one or two of each other (the fast path taken, and declined where too few are at
+/// the lightest load or one above), most topics without extras held (the others take the
+/// general path); it was taken for many topics.
 #[test]
 fn extras_by_two_levels_go_where_the_general_path_puts_them() {
     let mut rng = crate::assignor::tests::Rng(43);
