@@ -12,6 +12,7 @@ use narrow::Narrow;
 
 mod levels;
 mod narrow;
+mod same;
 #[cfg(test)]
 pub(crate) use levels::LEVELS_OFF;
 #[cfg(test)]
@@ -73,9 +74,12 @@ impl Proposal {
         let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
-        let mut narrow = Narrow::default();
         // The same choices found by load level, where that costs less than the passes.
         let mut levels = Levels::new(self, held);
+        let mut narrow = match levels {
+            Some(_) => Narrow::default(),
+            None => Narrow::new(&self.load),
+        };
         for (lt, &held) in held.iter().enumerate() {
             let left = (self.extra[lt] - held) as usize;
             match &mut levels {
@@ -103,12 +107,14 @@ impl Proposal {
                     // Without claims held, every subscriber but those of `was` is at its
                     // floor.
                     let bare = held[lt] == 0;
-                    if self.hands_out_the_same(lt, was, bare) {
+                    if self.hands_out_the_same(lt, was, bare, &narrow) {
                         continue;
                     }
                     for &i in was.iter() {
                         self.count[lt][i as usize] -= 1;
-                        self.load[self.subs[lt][i as usize] as usize] -= 1;
+                        let m = self.subs[lt][i as usize] as usize;
+                        narrow.lower(self.load[m]);
+                        self.load[m] -= 1;
                     }
                     self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates, &mut narrow);
                 }
@@ -121,6 +127,8 @@ impl Proposal {
                 break;
             }
         }
+        #[cfg(test)]
+        assert!(narrow.counts(&self.load));
     }
 
     /// This proposal [completed](Proposal::complete), then improved by up to [`MAX_MOVES`]
@@ -157,84 +165,11 @@ impl Proposal {
             .then_some((full, taken))
     }
 
-    /// Whether taking back topic `lt`'s extras handed to `mine` (indices, ascending) and
-    /// handing them out again would give them to `mine` again: [`Proposal::hand_out`] picks
-    /// the smallest (load, index) pairs among the subscribers with room, so it does exactly
-    /// when every one of `mine`, one unit lighter, comes before every other subscriber with
-    /// room. One pass, instead of the take-back and the hand-out's passes. `bare`: every
-    /// subscriber but those of `mine` is at its floor (has room), so no count is read.
-    fn hands_out_the_same(&self, lt: usize, mine: &[u32], bare: bool) -> bool {
-        #[cfg(test)]
-        if let Some(same) = SAME_OVERRIDE.with(std::cell::Cell::get) {
-            return same;
-        }
-        let (f, subs) = (self.floor[lt], &self.subs[lt]);
-        if let (true, &[i]) = (bare, mine) {
-            // The one holder, one unit lighter, against every other subscriber.
-            let (i, load) = (i as usize, &self.load);
-            let last = load[subs[i] as usize] - 1;
-            let same = !subs[..i].iter().any(|&m| load[m as usize] <= last)
-                && !subs[i + 1..].iter().any(|&m| load[m as usize] < last);
-            #[cfg(test)]
-            if same {
-                SPARED.with(|c| c.set(c.get() + 1));
-            }
-            return same;
-        }
-        let Some(last) = mine
-            .iter()
-            .map(|&i| (self.load[subs[i as usize] as usize] - 1, i as usize))
-            .max()
-        else {
-            return true;
-        };
-        // The holders of `mine` hold f_t + 1: the others with room are those at f_t. One is
-        // before `last` if it is no heavier and at a lower index, or lighter and after.
-        // So it is the same when the lightest others with room before `last` are heavier
-        // than it, and those after no lighter.
-        let (cut, count, load) = (last.1, &self.count[lt], &self.load);
-        let lightest = |subs: &[u32]| {
-            subs.iter()
-                .fold(i64::MAX, |low, &m| low.min(load[m as usize]))
-        };
-        let same = if bare {
-            // The others with room are exactly those between the holders of `mine`.
-            let mut from = 0;
-            let mut same = true;
-            for &i in mine {
-                let i = i as usize;
-                let low = lightest(&subs[from..i]);
-                if low < last.0 || (i <= cut && low == last.0) {
-                    same = false;
-                    break;
-                }
-                from = i + 1;
-            }
-            same && lightest(&subs[from..]) >= last.0
-        } else {
-            // Stops at the first one that comes first (often early where the hand-out
-            // changes).
-            let before = |subs: &[u32], count: &[i32], strictly: bool| {
-                subs.iter().zip(count).any(|(&m, &k)| {
-                    let l = load[m as usize];
-                    k == f && (l < last.0 || (!strictly && l == last.0))
-                })
-            };
-            !before(&subs[..cut], &count[..cut], false)
-                && !before(&subs[cut..], &count[cut..], true)
-        };
-        #[cfg(test)]
-        if same {
-            SPARED.with(|c| c.set(c.get() + 1));
-        }
-        same
-    }
-
     /// Gives one extra of topic `lt` to each of the `left` lightest subscribers with room for
     /// one (ties to the lower index); writes their indices, ascending, into `mine`.
     /// `bare`: every subscriber is at its floor (has room), so no count is read.
-    /// `candidates` is scratch space; `narrow` the guess of the lightest load with room (set
-    /// here for the next topic) and the lists of its fast path.
+    /// `candidates` is scratch space; `narrow` the members counted per load (kept up to date
+    /// here) and the scratch space of its fast path.
     fn hand_out(
         &mut self,
         lt: usize,
@@ -256,13 +191,18 @@ impl Proposal {
         let single = true;
         if left == 1 && single {
             // The one smallest (load, index) pair: the first of the lightest, in one pass
-            // (loads count partitions: every one is below i64::MAX).
+            // (loads count partitions: every one is below i64::MAX) that stops at the first
+            // at the component's lightest load (none is lighter).
             let (mut low, mut at) = (i64::MAX, usize::MAX);
+            let bottom = narrow.low().unwrap_or(i64::MIN);
             if bare {
                 for (i, &m) in subs.iter().enumerate() {
                     let l = load[m as usize];
                     if l < low {
                         (low, at) = (l, i);
+                        if l == bottom {
+                            break;
+                        }
                     }
                 }
             } else {
@@ -271,22 +211,28 @@ impl Proposal {
                         let l = load[m as usize];
                         if l < low {
                             (low, at) = (l, i);
+                            if l == bottom {
+                                break;
+                            }
                         }
                     }
                 }
             }
             if at != usize::MAX {
-                narrow.guess = Some(low);
                 mine.push(at as u32);
                 count[at] += 1;
-                load[subs[at] as usize] += 1;
+                let m = subs[at] as usize;
+                narrow.raise(load[m]);
+                load[m] += 1;
             }
             return;
         }
         if bare && narrow.two_levels(subs, load, left, mine) {
             for &i in mine.iter() {
                 count[i as usize] += 1;
-                load[subs[i as usize] as usize] += 1;
+                let m = subs[i as usize] as usize;
+                narrow.raise(load[m]);
+                load[m] += 1;
             }
             return;
         }
@@ -303,9 +249,6 @@ impl Proposal {
                 histogram[bucket(l)] += 1;
                 room += 1;
             }
-        }
-        if room > 0 {
-            narrow.guess = Some(low);
         }
         mine.reserve(left.min(room));
         // The subscribers with room, (load, index) in index order.
@@ -359,7 +302,9 @@ impl Proposal {
         }
         for &i in mine.iter() {
             count[i as usize] += 1;
-            load[subs[i as usize] as usize] += 1;
+            let m = subs[i as usize] as usize;
+            narrow.raise(load[m]);
+            load[m] += 1;
         }
     }
 }
@@ -453,6 +398,8 @@ thread_local! {
     pub(crate) static SINGLE_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: the topics [`Proposal::hands_out_the_same`] spared a hand-out.
     pub(crate) static SPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests only: the topics of [`SPARED`] the per-load counts alone answered for.
+    pub(crate) static COUNTED_SAME: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The most passes [`Proposal::complete`] makes over the topics to improve its first choice.

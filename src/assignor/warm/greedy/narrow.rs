@@ -1,31 +1,130 @@
 //! The hand-out of several extras of one topic when its subscribers' loads are within one of
-//! a guessed load: one pass counting those at it and one above, then one that stops as soon
-//! as the extras are placed, instead of the general path's histogram pass and full threshold
-//! scan.
+//! the lightest member's: one pass in index order that stops as soon as the extras are
+//! placed, instead of the general path's histogram pass and full threshold scan.
 //!
 //! It chooses exactly what the general path of [`Proposal::hand_out`](super::Proposal)
-//! does, the `left` smallest (load, index) pairs among the subscribers with room: when no
-//! subscriber with room is lighter than the guess `g`, and at least `left` of them are at `g`
-//! or `g + 1`, those pairs are the lowest indices at `g`, then the lowest at `g + 1`. When
-//! either condition fails it reports so and the general path runs (the guess was wrong;
-//! nothing is lost but the pass).
-//!
-//! The guess is the lightest load with room of the topic handed out before: in a hand-out
-//! topic after topic, the loads rise evenly, so consecutive topics mostly share it.
+//! does, the `left` smallest (load, index) pairs among the subscribers with room. The
+//! lightest load `g` of the whole component is known exactly (members are counted per load
+//! and every unit given or taken back moves one member one level), so no subscriber is
+//! lighter than `g`: when at least `left` of them are at `g` or `g + 1`, those pairs are the
+//! lowest indices at `g`, then the lowest at `g + 1`. The pass stops once `left` are found
+//! at `g`, or once every member at `g` of the component has been met and enough are at
+//! `g + 1`. When fewer than `left` are at the two levels it reports so and the general path
+//! runs (nothing is lost but the pass).
 
-/// The guess for [`Narrow::two_levels`], kept across the topics of one completion.
+/// The members of a component counted per load, kept exact across one completion.
 #[derive(Default)]
 pub(in crate::assignor::warm) struct Narrow {
-    /// The guessed lightest load with room, if any topic set one.
-    pub guess: Option<i64>,
+    /// The load counted at `counts[0]`.
+    base: i64,
+    /// Members per load from `base` on; empty when the loads spread too wide to count
+    /// (every hand-out then takes the general path).
+    counts: Vec<u32>,
+    /// The lightest load of any member (when `counts` is not empty).
+    low: i64,
+    /// The first indices at `low + 1` of the topic being handed out (scratch space).
+    near: Vec<u32>,
 }
 
+/// The widest spread of loads (lightest to heaviest) that [`Narrow::new`] counts.
+const SPREAD: i64 = 1 << 12;
+
 impl Narrow {
+    /// The counts of the members' loads `load`, or none (every hand-out by the general
+    /// path) when there are no members or they spread wider than [`SPREAD`].
+    pub fn new(load: &[i64]) -> Narrow {
+        let (Some(&low), Some(&high)) = (load.iter().min(), load.iter().max()) else {
+            return Narrow::default();
+        };
+        if high - low > SPREAD {
+            return Narrow::default();
+        }
+        let mut counts = vec![0u32; (high - low + 1) as usize];
+        for &l in load {
+            counts[(l - low) as usize] += 1;
+        }
+        Narrow {
+            base: low,
+            counts,
+            low,
+            near: Vec::new(),
+        }
+    }
+
+    /// The lightest load of any member, when counted.
+    #[inline]
+    pub fn low(&self) -> Option<i64> {
+        (!self.counts.is_empty()).then_some(self.low)
+    }
+
+    /// The members at load `l` (none when not counted).
+    pub fn at(&self, l: i64) -> u32 {
+        usize::try_from(l - self.base)
+            .ok()
+            .and_then(|i| self.counts.get(i).copied())
+            .unwrap_or(0)
+    }
+
+    /// A member moves from load `l` to `l + 1`. Inlined: it runs once per unit handed out.
+    #[inline]
+    pub fn raise(&mut self, l: i64) {
+        let at = (l - self.base) as usize;
+        // Out of range only when nothing is counted.
+        let Some(n) = self.counts.get_mut(at) else {
+            return;
+        };
+        *n -= 1;
+        let emptied = *n == 0;
+        match self.counts.get_mut(at + 1) {
+            Some(n) => *n += 1,
+            None => self.counts.push(1),
+        }
+        if emptied && l == self.low {
+            // The member just raised is there.
+            self.low = l + 1;
+        }
+    }
+
+    /// A member moves from load `l` to `l - 1`.
+    pub fn lower(&mut self, l: i64) {
+        if self.counts.is_empty() {
+            return;
+        }
+        let mut at = (l - self.base) as usize;
+        if at == 0 {
+            // Not met in a completion (it takes back only what it gave), but kept exact.
+            self.counts.insert(0, 0);
+            self.base -= 1;
+            at = 1;
+        }
+        self.counts[at] -= 1;
+        self.counts[at - 1] += 1;
+        self.low = self.low.min(l - 1);
+    }
+
+    /// Whether the counts are those of `load` (tests: every move was reported), or none
+    /// are kept.
+    #[cfg(test)]
+    pub fn counts(&self, load: &[i64]) -> bool {
+        if self.counts.is_empty() {
+            return true;
+        }
+        let mut want = std::collections::BTreeMap::new();
+        for &l in load {
+            *want.entry(l).or_insert(0u32) += 1;
+        }
+        let have: std::collections::BTreeMap<i64, u32> = (self.base..)
+            .zip(self.counts.iter().copied())
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        have == want && want.keys().next() == Some(&self.low)
+    }
+
     /// The `left` (at least 1) smallest (load, index) pairs among the subscribers `subs` of
     /// a topic, every one with room for an extra (a topic with claims held above its floor
-    /// takes the general path: its guesses mostly fail), their indices written ascending
-    /// into `mine`, when the [module docs](self)' conditions hold for the guess; else
-    /// `false`, `mine` cleared. Sets the guess to the lightest load when it succeeds.
+    /// takes the general path), their indices written ascending into `mine`, when at least
+    /// `left` are at the lightest load or one above (see the [module docs](self)); else
+    /// `false`, `mine` cleared.
     pub fn two_levels(
         &mut self,
         subs: &[u32],
@@ -38,43 +137,52 @@ impl Narrow {
         if NARROW_OFF.with(std::cell::Cell::get) {
             return false;
         }
-        let Some(g) = self.guess else {
+        let Some(g) = self.low() else {
             return false;
         };
-        // First the subscribers below the guess, at it, one above and beyond, counted by a
-        // clamped offset: no branch per subscriber.
-        let mut by = [0usize; 4];
-        let bucket = |l: i64| (l - g + 1).clamp(0, 3) as usize;
-        for &m in subs {
-            by[bucket(load[m as usize])] += 1;
+        #[cfg(test)]
+        assert!(subs.iter().all(|&m| load[m as usize] >= g));
+        // The component's members at g not met yet: at none left, no later subscriber is.
+        let mut unseen = self.counts[(g - self.base) as usize];
+        let near = &mut self.near;
+        near.clear();
+        mine.reserve(left);
+        for (i, &m) in subs.iter().enumerate() {
+            let l = load[m as usize];
+            if l == g {
+                mine.push(i as u32);
+                unseen -= 1;
+            } else if l == g + 1 && mine.len() + near.len() < left {
+                // Only the first ones can be needed: those at g only lower the quota.
+                near.push(i as u32);
+            } else {
+                continue;
+            }
+            if mine.len() == left || (unseen == 0 && mine.len() + near.len() >= left) {
+                break;
+            }
         }
-        let (at, near) = (by[1], by[2]);
-        if by[0] > 0 || at + near < left {
+        let at = mine.len();
+        if at + near.len() < left {
+            mine.clear();
             return false;
         }
         #[cfg(test)]
         NARROW_TAKEN.with(|c| c.set(c.get() + 1));
-        // Then, in index order, the quotas known: every one at the guess up to `left`, the
-        // rest the first ones above it; the pass stops once they are filled.
-        let (mut take_at, mut take_near) = (at.min(left), left - at.min(left));
-        mine.reserve(left);
-        for (i, &m) in subs.iter().enumerate() {
-            let l = load[m as usize];
-            if l == g && take_at > 0 {
-                take_at -= 1;
-                mine.push(i as u32);
-            } else if l == g + 1 && take_near > 0 {
-                take_near -= 1;
-                mine.push(i as u32);
+        // The first ones at g + 1 merged in, from the back (indices are distinct).
+        let take = &near[..left - at];
+        mine.resize(left, 0);
+        let (mut a, mut b, mut w) = (at, take.len(), left);
+        while b > 0 {
+            w -= 1;
+            if a > 0 && mine[a - 1] > take[b - 1] {
+                mine[w] = mine[a - 1];
+                a -= 1;
             } else {
-                continue;
-            }
-            if mine.len() == left {
-                break;
+                mine[w] = take[b - 1];
+                b -= 1;
             }
         }
-        // The lightest: none is below the guess.
-        self.guess = Some(if at > 0 { g } else { g + 1 });
         true
     }
 }
