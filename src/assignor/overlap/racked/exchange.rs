@@ -60,6 +60,8 @@ pub(super) struct Scope<'a, 'p> {
     pub comp: &'a Component,
     /// Per local member: its rack's bit.
     pub member_bit: &'a [u64],
+    /// How many racks the members run in.
+    pub racks: usize,
     /// Per topic: the keepable claims (partition, member), ascending by partition.
     pub keepable: &'a [Vec<(i32, u32)>],
     /// Per keepable claim, topic after topic: its owner's index among the topic's
@@ -88,6 +90,11 @@ pub(crate) struct Cells {
     start: Vec<u32>,
     /// Members' cells as (local topic, subscriber index), by member, topics ascending.
     of: Vec<(u32, u32)>,
+    /// Per (topic, rack) node (`lt · (racks + 1) + r`, rack index `racks`: none): the
+    /// topic's subscribers in that rack, counted in the pass that writes the cells (a few
+    /// instructions per cell there, against a pass of its own); empty unless the re-choice
+    /// may run ([`super::rechoice::may_rechoose`]), the only reader.
+    per_rack: Vec<u32>,
 }
 
 impl Cells {
@@ -117,21 +124,24 @@ impl Cells {
             "a cell off the component"
         );
         let mut of = vec![(0u32, 0u32); cells];
-        let mut cursor: Vec<u32> = start[..start.len() - 1].to_vec();
-        for (lt, subs) in counts.subs.iter().enumerate() {
-            for (i, &lm) in subs.iter().enumerate() {
-                let at = &mut cursor[lm as usize];
-                if let Some(cell) = of.get_mut(*at as usize) {
-                    *cell = (lt as u32, i as u32);
-                }
-                *at += 1;
-            }
+        let per_rack = if super::rechoice::may_rechoose(x, counts) {
+            write_counted(x, counts, &start, &mut of)
+        } else {
+            write_cells(counts, &start, &mut of);
+            Vec::new()
+        };
+        Self {
+            first,
+            start,
+            of,
+            per_rack,
         }
-        debug_assert!(
-            cursor.iter().zip(&start[1..]).all(|(c, s)| c == s),
-            "a member's cells are not its subscriptions"
-        );
-        Self { first, start, of }
+    }
+
+    /// The per-(topic, rack) subscriber counts of [`Cells`]' `per_rack`, or `None` when they
+    /// were not counted (the re-choice could not run when the cells were built).
+    pub(super) fn per_rack(&self) -> Option<&[u32]> {
+        (!self.per_rack.is_empty()).then_some(&self.per_rack[..])
     }
 
     /// Local member `lm`'s cells, ascending by topic.
@@ -162,6 +172,65 @@ impl Cells {
         }
         holding
     }
+}
+
+/// Writes every cell into `of`, topics ascending, each at its member's cursor (from `start`).
+fn write_cells(counts: &Counts, start: &[u32], of: &mut [(u32, u32)]) {
+    let mut cursor: Vec<u32> = start[..start.len() - 1].to_vec();
+    for (lt, subs) in counts.subs.iter().enumerate() {
+        for (i, &lm) in subs.iter().enumerate() {
+            let at = &mut cursor[lm as usize];
+            if let Some(cell) = of.get_mut(*at as usize) {
+                *cell = (lt as u32, i as u32);
+            }
+            *at += 1;
+        }
+    }
+    debug_assert!(
+        cursor.iter().zip(&start[1..]).all(|(c, s)| c == s),
+        "a member's cells are not its subscriptions"
+    );
+}
+
+/// [`write_cells`], counting in the same pass each topic's subscribers per rack index (the
+/// `per_rack` of [`Cells`], returned): each member's rack index sits beside its cursor, so a
+/// cell costs one more read of what the cursor's read brought, not a look-up of its own.
+fn write_counted(
+    x: &Scope<'_, '_>,
+    counts: &Counts,
+    start: &[u32],
+    of: &mut [(u32, u32)],
+) -> Vec<u32> {
+    let width = x.racks + 1;
+    let rack = super::rechoice::rack_indices(x.member_bit, x.racks);
+    let mut cursor: Vec<(u32, u32)> = start[..start.len() - 1]
+        .iter()
+        .zip(&rack)
+        .map(|(&at, &r)| (at, r as u32))
+        .collect();
+    let mut per_rack = vec![0u32; counts.subs.len() * width];
+    for ((lt, subs), node) in counts
+        .subs
+        .iter()
+        .enumerate()
+        .zip(per_rack.chunks_exact_mut(width))
+    {
+        for (i, &lm) in subs.iter().enumerate() {
+            let (at, r) = &mut cursor[lm as usize];
+            if let Some(cell) = of.get_mut(*at as usize) {
+                *cell = (lt as u32, i as u32);
+            }
+            *at += 1;
+            if let Some(n) = node.get_mut(*r as usize) {
+                *n += 1;
+            }
+        }
+    }
+    debug_assert!(
+        cursor.iter().zip(&start[1..]).all(|(c, s)| c.0 == *s),
+        "a member's cells are not its subscriptions"
+    );
+    per_rack
 }
 
 /// Whether the `i`-th subscriber of local topic `lt` gains from its extra: it holds more
