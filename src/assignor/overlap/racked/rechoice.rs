@@ -397,11 +397,11 @@ impl<'s> Network<'s> {
         }
     }
 
-    /// Whether cell (`lt`, `j`) of a member can take a new extra: it gains nothing and holds
-    /// no placed one.
-    fn free_cell(&self, lt: usize, j: u32) -> bool {
-        let id = self.cells.id(lt, j);
-        self.free[id / 64] >> (id % 64) & 1 == 1
+    /// Whether cell number `c` (as [`Cells::of`] lists it) can take a new extra: it gains
+    /// nothing and holds no placed one.
+    fn free_cell(&self, c: u32) -> bool {
+        let c = c as usize;
+        self.free[c / 64] >> (c % 64) & 1 == 1
     }
 
     /// Augments the start's flow until every member's extras are placed, returning the flow
@@ -422,11 +422,12 @@ impl<'s> Network<'s> {
             if self.short[lm] == 0 {
                 continue;
             }
-            for &(o, j) in cells.of(lm as u32) {
+            for &(o, c) in cells.of(lm as u32) {
                 let o = o as usize;
-                if open[o] & admitted == 0 || !self.free_cell(o, j) {
+                if open[o] & admitted == 0 || !self.free_cell(c) {
                     continue;
                 }
+                let j = cells.index(o, c);
                 if let Some(g) = self.open_mask(o, r) {
                     self.left[g] -= 1;
                     self.flow[g * width + r] += 1;
