@@ -253,6 +253,7 @@ pub(crate) fn assign(
         problem,
         comp,
         member_bit: &member_bit,
+        racks: racks.len(),
         keepable: &keepable,
         claim_at: &claim_at,
         claim_at_start: &claim_at_start,

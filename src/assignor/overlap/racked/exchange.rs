@@ -60,6 +60,8 @@ pub(super) struct Scope<'a, 'p> {
     pub comp: &'a Component,
     /// Per local member: its rack's bit.
     pub member_bit: &'a [u64],
+    /// How many racks the members run in.
+    pub racks: usize,
     /// Per topic: the keepable claims (partition, member), ascending by partition.
     pub keepable: &'a [Vec<(i32, u32)>],
     /// Per keepable claim, topic after topic: its owner's index among the topic's
@@ -77,8 +79,9 @@ pub(super) struct Scope<'a, 'p> {
 }
 
 /// The component's cells (local topic, subscriber index), numbered topic by topic
-/// (`first[lt] + i`), with each member's cells listed by topic: a search reads a member's
-/// topics, and whether it holds their extras, without a binary search per topic.
+/// (`first[lt] + i`), with each member's cells listed by topic, each with its number: a
+/// search reads a member's topics, and whether it holds their extras, without a binary
+/// search per topic or a look-up of the topic's first cell.
 /// Subscriptions never change during [`super::assign`], so this is built once per component,
 /// when an exchange is first sought.
 pub(crate) struct Cells {
@@ -86,8 +89,13 @@ pub(crate) struct Cells {
     first: Vec<u32>,
     /// Per local member: where its cells start in `of` (one more entry at the end).
     start: Vec<u32>,
-    /// Members' cells as (local topic, subscriber index), by member, topics ascending.
+    /// Members' cells as (local topic, cell number), by member, topics ascending.
     of: Vec<(u32, u32)>,
+    /// Per (topic, rack) node (`lt · (racks + 1) + r`, rack index `racks`: none): the
+    /// topic's subscribers in that rack, counted in the pass that writes the cells (a few
+    /// instructions per cell there, against a pass of its own); empty unless the re-choice
+    /// may run ([`super::rechoice::may_rechoose`]), the only reader.
+    per_rack: Vec<u32>,
 }
 
 impl Cells {
@@ -117,24 +125,27 @@ impl Cells {
             "a cell off the component"
         );
         let mut of = vec![(0u32, 0u32); cells];
-        let mut cursor: Vec<u32> = start[..start.len() - 1].to_vec();
-        for (lt, subs) in counts.subs.iter().enumerate() {
-            for (i, &lm) in subs.iter().enumerate() {
-                let at = &mut cursor[lm as usize];
-                if let Some(cell) = of.get_mut(*at as usize) {
-                    *cell = (lt as u32, i as u32);
-                }
-                *at += 1;
-            }
+        let per_rack = if super::rechoice::may_rechoose(x, counts) {
+            write_counted(x, counts, &start, &mut of)
+        } else {
+            write_cells(counts, &start, &mut of);
+            Vec::new()
+        };
+        Self {
+            first,
+            start,
+            of,
+            per_rack,
         }
-        debug_assert!(
-            cursor.iter().zip(&start[1..]).all(|(c, s)| c == s),
-            "a member's cells are not its subscriptions"
-        );
-        Self { first, start, of }
     }
 
-    /// Local member `lm`'s cells, ascending by topic.
+    /// The per-(topic, rack) subscriber counts of [`Cells`]' `per_rack`, or `None` when they
+    /// were not counted (the re-choice could not run when the cells were built).
+    pub(super) fn per_rack(&self) -> Option<&[u32]> {
+        (!self.per_rack.is_empty()).then_some(&self.per_rack[..])
+    }
+
+    /// Local member `lm`'s cells as (local topic, cell number), ascending by topic.
     pub(super) fn of(&self, lm: u32) -> &[(u32, u32)] {
         let lm = lm as usize;
         &self.of[self.start[lm] as usize..self.start[lm + 1] as usize]
@@ -143,6 +154,11 @@ impl Cells {
     /// The number of the `i`-th subscriber of local topic `lt`'s cell.
     pub(super) fn id(&self, lt: usize, i: u32) -> usize {
         self.first[lt] as usize + i as usize
+    }
+
+    /// The subscriber index of cell number `c` of local topic `lt` ([`Cells::id`] undone).
+    pub(super) fn index(&self, lt: usize, c: u32) -> u32 {
+        c - self.first[lt]
     }
 
     /// How many cells the component has.
@@ -162,6 +178,70 @@ impl Cells {
         }
         holding
     }
+}
+
+/// Writes every cell into `of`, topics ascending, each at its member's cursor (from `start`).
+fn write_cells(counts: &Counts, start: &[u32], of: &mut [(u32, u32)]) {
+    let mut cursor: Vec<u32> = start[..start.len() - 1].to_vec();
+    // Cells are numbered topic by topic, the order of this pass.
+    let mut c = 0u32;
+    for (lt, subs) in counts.subs.iter().enumerate() {
+        for &lm in subs {
+            let at = &mut cursor[lm as usize];
+            if let Some(cell) = of.get_mut(*at as usize) {
+                *cell = (lt as u32, c);
+            }
+            c += 1;
+            *at += 1;
+        }
+    }
+    debug_assert!(
+        cursor.iter().zip(&start[1..]).all(|(c, s)| c == s),
+        "a member's cells are not its subscriptions"
+    );
+}
+
+/// [`write_cells`], counting in the same pass each topic's subscribers per rack index (the
+/// `per_rack` of [`Cells`], returned): each member's rack index sits beside its cursor, so a
+/// cell costs one more read of what the cursor's read brought, not a look-up of its own.
+fn write_counted(
+    x: &Scope<'_, '_>,
+    counts: &Counts,
+    start: &[u32],
+    of: &mut [(u32, u32)],
+) -> Vec<u32> {
+    let width = x.racks + 1;
+    let rack = super::rechoice::rack_indices(x.member_bit, x.racks);
+    let mut cursor: Vec<(u32, u32)> = start[..start.len() - 1]
+        .iter()
+        .zip(&rack)
+        .map(|(&at, &r)| (at, r as u32))
+        .collect();
+    let mut per_rack = vec![0u32; counts.subs.len() * width];
+    let mut c = 0u32;
+    for ((lt, subs), node) in counts
+        .subs
+        .iter()
+        .enumerate()
+        .zip(per_rack.chunks_exact_mut(width))
+    {
+        for &lm in subs {
+            let (at, r) = &mut cursor[lm as usize];
+            if let Some(cell) = of.get_mut(*at as usize) {
+                *cell = (lt as u32, c);
+            }
+            c += 1;
+            *at += 1;
+            if let Some(n) = node.get_mut(*r as usize) {
+                *n += 1;
+            }
+        }
+    }
+    debug_assert!(
+        cursor.iter().zip(&start[1..]).all(|(c, s)| c.0 == *s),
+        "a member's cells are not its subscriptions"
+    );
+    per_rack
 }
 
 /// Whether the `i`-th subscriber of local topic `lt` gains from its extra: it holds more
@@ -241,10 +321,8 @@ fn search(
     let subs = &counts.subs[lt];
     let cells = x.cells.get_or_init(|| Cells::new(x, counts));
     let holding = cells.holding(counts);
-    let holds = |o: usize, i: u32| {
-        let c = cells.id(o, i);
-        holding[c / 64] >> (c % 64) & 1 == 1
-    };
+    let held = |c: usize| holding[c / 64] >> (c % 64) & 1 == 1;
+    let holds = |o: usize, i: u32| held(cells.id(o, i));
     let gains = |o: usize, i: u32| gains(counts, o, i);
     let bit = |lm: u32| x.member_bit[lm as usize];
     let givers: Vec<(u32, bool)> = (0..subs.len() as u32)
@@ -265,10 +343,10 @@ fn search(
     let mut takes = vec![0u64; givers.len() * words];
     for (g, &(u, _)) in givers.iter().enumerate() {
         let row = g * words..(g + 1) * words;
-        for &(o, j) in cells.of(u) {
-            if !holds(o as usize, j) {
+        for &(o, c) in cells.of(u) {
+            if !held(c as usize) {
                 set(&mut wants[row.clone()], o);
-                if gains(o as usize, j) {
+                if gains(o as usize, cells.index(o as usize, c)) {
                     set(&mut takes[row.clone()], o);
                 }
             }
@@ -285,10 +363,10 @@ fn search(
     {
         offers.fill(0);
         gives.fill(0);
-        for &(o, j) in cells.of(v) {
-            if holds(o as usize, j) {
+        for &(o, c) in cells.of(v) {
+            if held(c as usize) {
                 set(&mut offers, o);
-                if gains(o as usize, j) {
+                if gains(o as usize, cells.index(o as usize, c)) {
                     set(&mut gives, o);
                 }
             }

@@ -54,7 +54,7 @@
 //! [`WORK_PER_ARC`](levels::WORK_PER_ARC) · (V + E) steps in all.
 
 use super::super::Counts;
-use super::exchange::Scope;
+use super::exchange::{Cells, Scope};
 
 mod holders;
 mod levels;
@@ -84,9 +84,7 @@ pub(super) fn rechoose(
     racks: usize,
     counts: &mut Counts,
 ) -> bool {
-    // Only first assignments: with claims the start is rarely close enough to pay (measured:
-    // the benchmark's racked joins and leaves decline after the start, at a cost).
-    if counts.floor.iter().any(|&f| f != 0) || x.keepable.iter().any(|k| !k.is_empty()) {
+    if !may_rechoose(x, counts) {
         return false;
     }
     #[cfg(test)]
@@ -123,9 +121,46 @@ pub(super) fn rechoose(
     true
 }
 
+/// Whether [`rechoose`] may run on `counts`: every topic has f_t = 0 and no member holds a
+/// keepable claim. Neither changes during [`super::assign`] (exchanges move extras only), so
+/// [`super::exchange::Cells::new`] reads it to count what the re-choice needs in its pass.
+pub(super) fn may_rechoose(x: &Scope<'_, '_>, counts: &Counts) -> bool {
+    // Only first assignments: with claims the start is rarely close enough to pay (measured:
+    // the benchmark's racked joins and leaves decline after the start, at a cost).
+    counts.floor.iter().all(|&f| f == 0) && x.keepable.iter().all(Vec::is_empty)
+}
+
+/// Per local member: its rack's index among `racks` (`racks`: none), from its rack's bit.
+pub(super) fn rack_indices(member_bit: &[u64], racks: usize) -> Vec<usize> {
+    member_bit
+        .iter()
+        .map(|&bit| {
+            if bit == 0 {
+                racks
+            } else {
+                bit.trailing_zeros() as usize
+            }
+        })
+        .collect()
+}
+
+/// Per (topic, rack) node (`lt · width + r`): the topic's subscribers in the rack, counted
+/// member by member (its rack read once, not per cell).
+fn count_per_rack(cells: &Cells, rack: &[usize], topics: usize, width: usize) -> Vec<u32> {
+    let mut per_rack = vec![0; topics * width];
+    for (lm, &r) in rack.iter().enumerate() {
+        for &(o, _) in cells.of(lm as u32) {
+            if let Some(n) = per_rack.get_mut(o as usize * width + r) {
+                *n += 1;
+            }
+        }
+    }
+    per_rack
+}
+
 /// The residual network of the [module docs](self) with the start's flow on it.
 struct Network<'s> {
-    cells: &'s super::exchange::Cells,
+    cells: &'s Cells,
     /// Per local member: its rack's index (`racks`: none).
     rack: Vec<usize>,
     racks: usize,
@@ -163,20 +198,24 @@ impl<'s> Network<'s> {
     ) -> Option<Self> {
         let topics = counts.subs.len();
         let width = racks + 1;
-        let rack: Vec<usize> = x
-            .member_bit
-            .iter()
-            .map(|&bit| {
-                if bit == 0 {
-                    racks
-                } else {
-                    bit.trailing_zeros() as usize
-                }
-            })
-            .collect();
-        let cells = x
-            .cells
-            .get_or_init(|| super::exchange::Cells::new(x, counts));
+        debug_assert_eq!(racks, x.racks, "the re-choice's racks are not the scope's");
+        let rack = rack_indices(x.member_bit, racks);
+        let cells = x.cells.get_or_init(|| Cells::new(x, counts));
+        // Per (topic, rack) node, the subscribers with a free cell: at first all of them,
+        // counted when the cells were written (they were, the re-choice being possible); a
+        // topic's counts are read and changed only by its own steps below.
+        let free_in = match cells.per_rack() {
+            Some(counted) => {
+                #[cfg(test)]
+                assert_eq!(
+                    counted,
+                    &count_per_rack(cells, &rack, topics, width)[..],
+                    "re-choice: the cells' per-rack counts are wrong"
+                );
+                counted.to_vec()
+            }
+            None => count_per_rack(cells, &rack, topics, width),
+        };
         let mut net = Network {
             cells,
             rack,
@@ -188,21 +227,11 @@ impl<'s> Network<'s> {
             left: Vec::new(),
             flow: Vec::new(),
             free: vec![!0u64; cells.len().div_ceil(64)],
-            free_in: vec![0; topics * width],
+            free_in,
             fed: vec![0; width],
             holders: Holders::new(counts.subs.iter().map(<[u32]>::len)),
             short: vec![0; counts.load.len()],
         };
-        // Per (topic, rack) node: the topic's subscribers in the rack, counted member by
-        // member (its rack read once, not per cell); a topic's counts are read and changed
-        // only by its own steps below, so counting them all first changes nothing.
-        for (lm, &r) in net.rack.iter().enumerate() {
-            for &(o, _) in cells.of(lm as u32) {
-                if let Some(n) = net.free_in.get_mut(o as usize * width + r) {
-                    *n += 1;
-                }
-            }
-        }
         let mut holding = Vec::new();
         let mut kept = Vec::new();
         for (lt, topic_masks) in masks.iter().enumerate().take(topics) {
@@ -368,11 +397,11 @@ impl<'s> Network<'s> {
         }
     }
 
-    /// Whether cell (`lt`, `j`) of a member can take a new extra: it gains nothing and holds
-    /// no placed one.
-    fn free_cell(&self, lt: usize, j: u32) -> bool {
-        let id = self.cells.id(lt, j);
-        self.free[id / 64] >> (id % 64) & 1 == 1
+    /// Whether cell number `c` (as [`Cells::of`] lists it) can take a new extra: it gains
+    /// nothing and holds no placed one.
+    fn free_cell(&self, c: u32) -> bool {
+        let c = c as usize;
+        self.free[c / 64] >> (c % 64) & 1 == 1
     }
 
     /// Augments the start's flow until every member's extras are placed, returning the flow
@@ -393,11 +422,12 @@ impl<'s> Network<'s> {
             if self.short[lm] == 0 {
                 continue;
             }
-            for &(o, j) in cells.of(lm as u32) {
+            for &(o, c) in cells.of(lm as u32) {
                 let o = o as usize;
-                if open[o] & admitted == 0 || !self.free_cell(o, j) {
+                if open[o] & admitted == 0 || !self.free_cell(c) {
                     continue;
                 }
+                let j = cells.index(o, c);
                 if let Some(g) = self.open_mask(o, r) {
                     self.left[g] -= 1;
                     self.flow[g * width + r] += 1;

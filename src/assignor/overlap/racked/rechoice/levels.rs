@@ -112,10 +112,10 @@ impl Levels {
                 let of = net.cells.of(node as u32);
                 self.work += of.len();
                 if self.unlevelled[r] > 0 {
-                    for &(o, j) in of {
+                    for &(o, c) in of {
                         // The level first: most nodes are levelled early in the pass.
                         let v = tr + o as usize * width;
-                        if level[v] == u32::MAX && net.free_cell(o as usize, j) {
+                        if level[v] == u32::MAX && net.free_cell(c) {
                             level[v] = at + 1;
                             next[v] = 0;
                             queue.push(v);
@@ -166,8 +166,9 @@ impl Levels {
             let (u, v) = (w[0], w[1]);
             let k = self.next[u];
             if u < self.racks_at {
-                let (o, j) = net.cells.of(u as u32)[k];
-                net.hold(o as usize, j, u, true);
+                let (o, c) = net.cells.of(u as u32)[k];
+                let o = o as usize;
+                net.hold(o, net.cells.index(o, c), u, true);
             } else if u < self.masks_at {
                 let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
                 if v >= self.masks_at {
@@ -199,9 +200,9 @@ impl Levels {
         let found = if u < self.racks_at {
             let tr = self.racks_at + net.rack[u];
             let of = net.cells.of(u as u32);
-            let at = of[k..].iter().position(|&(o, j)| {
-                level[tr + o as usize * width] == want && net.free_cell(o as usize, j)
-            });
+            let at = of[k..]
+                .iter()
+                .position(|&(o, c)| level[tr + o as usize * width] == want && net.free_cell(c));
             self.work += at.map_or(of.len() - k, |a| a + 1);
             at.map(|a| {
                 k += a;
