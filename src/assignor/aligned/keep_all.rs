@@ -99,11 +99,16 @@
 use super::super::components::LocalIndex;
 use super::Context;
 
+mod bounded;
 mod exchange;
 pub(super) mod floored;
 pub(super) mod fresh;
+mod rotation;
+
+use bounded::{keep_smallest, push_bounded};
 #[cfg(test)]
 pub(crate) use exchange::tally as exchange_tally;
+use rotation::first_fit;
 
 /// What [`place`] did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -452,40 +457,6 @@ fn release(
 /// as they come ([`push_bounded`]) rather than selecting among all of them.
 const FEW_TAKERS: usize = 8;
 
-/// Adds `item` to `best`, ascending and holding the `k` smallest items seen so far (all
-/// distinct), when it is one of them: `best` ends as [`keep_smallest`] then a sort would
-/// leave every item pushed.
-#[inline(always)]
-fn push_bounded<T: Ord>(best: &mut Vec<T>, item: T, k: usize) {
-    // Most items come after the k-th best (or k is 0): refused inline.
-    if best.len() == k && best.last().is_none_or(|last| item >= *last) {
-        return;
-    }
-    insert_bounded(best, item, k);
-}
-
-/// [`push_bounded`] of an item that is one of the `k` smallest seen so far.
-#[inline(never)]
-fn insert_bounded<T: Ord>(best: &mut Vec<T>, item: T, k: usize) {
-    if best.len() == k {
-        best.pop();
-    }
-    let at = best.partition_point(|x| *x < item);
-    best.insert(at, item);
-}
-
-/// Keeps in `items` only its `k` smallest (all of them if it has no more), in no particular
-/// order: a selection, cheaper than sorting everything when few are read. The items must be
-/// distinct, so which ones are kept does not depend on the selection's order.
-fn keep_smallest<T: Ord>(items: &mut Vec<T>, k: usize) {
-    if items.len() > k {
-        if k > 0 {
-            items.select_nth_unstable(k - 1);
-        }
-        items.truncate(k);
-    }
-}
-
 /// Appends the placement to `lists`: every keepable claim, and the left-over partitions of
 /// each entry of `left` ((topic index, mask, units), per topic in the order masks first
 /// appear, as [`place`] built it), ascending, to that entry's `takers` (local ids, in
@@ -563,120 +534,6 @@ fn write(
         }
     }
     d == dropped.len()
-}
-
-/// Whether placing the left-over partitions one at a time, each on the next member (in a
-/// rotating order) that may take it, places them all: a flow of full value found without
-/// building the network (the usual case where keeping every claim is possible, such as most
-/// leaves of large groups). `z_places` is s less the members whose kept claims reach q + 1.
-/// The taker of every unit (local id) is appended to `takers`, in `left` order.
-fn first_fit(
-    ctx: &Context<'_, '_>,
-    member_bit: &[u64],
-    left: &[(usize, u64, u64)],
-    kept: &[u64],
-    (q, mut z_places): (u64, u64),
-    takers: &mut Vec<u32>,
-    local: impl Fn(u32) -> usize,
-) -> bool {
-    let comp = ctx.comp;
-    let n = comp.members.len();
-    let planted = planted_any_taker();
-    let mut spare: Vec<u64> = kept.iter().map(|&k| q.saturating_sub(k)).collect();
-    // Whether a member has used its place at q + 1 (its kept claims may already fill it).
-    let mut plus: Vec<bool> = kept.iter().map(|&k| k > q).collect();
-    let has_room = |lm: usize, spare: &[u64], plus: &[bool], z_places: u64| {
-        spare[lm] > 0 || (!plus[lm] && z_places > 0)
-    };
-    // The members with room, ascending: the rotation visits only them, in the same order as
-    // it would every member (one without room takes nothing, and room only shrinks). On a
-    // join of a large group that is the joiner alone where the rotation passed every member.
-    let mut roomy: Vec<u32> = (0..n)
-        .filter(|&lm| planted || has_room(lm, &spare, &plus, z_places))
-        .map(|lm| lm as u32)
-        .collect();
-    // The topic a member claims in (marked per topic) or took a partition of.
-    let mut claims_in = vec![usize::MAX; n];
-    let mut took_in = vec![usize::MAX; n];
-    let mut cursor = 0usize;
-    let mut current = usize::MAX;
-    for &(i, mask, units) in left {
-        if i != current {
-            current = i;
-            for &(_, m) in &ctx.keepable[comp.topics[i] as usize] {
-                claims_in[local(m)] = i;
-            }
-        }
-        for _ in 0..units {
-            let start = roomy.partition_point(|&lm| (lm as usize) < cursor);
-            let (after, before) = (&roomy[start..], &roomy[..start]);
-            let found = after.iter().chain(before).position(|&lm| {
-                let lm = lm as usize;
-                took_in[lm] != i
-                    && (planted || claims_in[lm] != i && (mask == 0 || mask & member_bit[lm] != 0))
-            });
-            let Some(at) = found.map(|j| (start + j) % roomy.len()) else {
-                return false;
-            };
-            let lm = roomy[at] as usize;
-            took_in[lm] = i;
-            takers.push(lm as u32);
-            cursor = lm + 1;
-            if planted {
-                continue;
-            }
-            if spare[lm] > 0 {
-                spare[lm] -= 1;
-            } else {
-                plus[lm] = true;
-                z_places -= 1;
-                if z_places == 0 {
-                    roomy.retain(|&lm| spare[lm as usize] > 0);
-                    continue;
-                }
-            }
-            if !has_room(lm, &spare, &plus, z_places) {
-                roomy.remove(at);
-            }
-        }
-    }
-    true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{keep_smallest, push_bounded};
-
-    /// Items pushed one by one with a bound keep the same items in the same order as a
-    /// selection then a sort of all of them, for every bound from 0 to beyond the count.
-    #[test]
-    fn bounded_pushes_match_selection() {
-        let mut seed = 7u64;
-        for len in [0usize, 1, 2, 5, 9, 40, 300] {
-            let mut items: Vec<(bool, u64, i32, usize)> = (0..len)
-                .map(|j| {
-                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    (
-                        (seed >> 60) & 1 == 1,
-                        (seed >> 40) % 5,
-                        (seed >> 20) as i32 % 7,
-                        j,
-                    )
-                })
-                .collect();
-            for k in [0usize, 1, 2, 3, 8, 50, 400] {
-                let mut best = Vec::new();
-                for &item in &items {
-                    push_bounded(&mut best, item, k);
-                }
-                let mut all = items.clone();
-                keep_smallest(&mut all, k);
-                all.sort_unstable();
-                assert_eq!(best, all, "{len} items, k = {k}");
-            }
-            items.reverse();
-        }
-    }
 }
 
 /// Whether the planted fault of [`tally::plant`] is on (never outside tests).

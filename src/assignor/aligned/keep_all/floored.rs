@@ -288,7 +288,7 @@ fn try_place(
         // The first `room` in order gain, whatever their order among themselves: they are
         // selected, not sorted (the candidates are distinct members, so which they are does
         // not change; all of them where they fit).
-        super::keep_smallest(&mut candidates, room as usize);
+        super::bounded::keep_smallest(&mut candidates, room as usize);
         gains.fill(false);
         let mut gained = 0u32;
         for &(_, lm) in &candidates {
