@@ -220,20 +220,12 @@ impl Proposal {
             }
             if at != usize::MAX {
                 mine.push(at as u32);
-                count[at] += 1;
-                let m = subs[at] as usize;
-                narrow.raise(load[m]);
-                load[m] += 1;
+                give(mine, subs, count, load, narrow);
             }
             return;
         }
         if bare && narrow.two_levels(subs, load, left, mine) {
-            for &i in mine.iter() {
-                count[i as usize] += 1;
-                let m = subs[i as usize] as usize;
-                narrow.raise(load[m]);
-                load[m] += 1;
-            }
+            give(mine, subs, count, load, narrow);
             return;
         }
         // The loads of the subscribers with room, counted by load modulo HISTOGRAM: with the
@@ -300,12 +292,20 @@ impl Proposal {
                 }
             }
         }
-        for &i in mine.iter() {
-            count[i as usize] += 1;
-            let m = subs[i as usize] as usize;
-            narrow.raise(load[m]);
-            load[m] += 1;
-        }
+        give(mine, subs, count, load, narrow);
+    }
+}
+
+/// Gives one extra of a topic to each of its subscribers at indices `mine` (`subs` its
+/// subscribers, `count` their counts of it): their counts, loads and `narrow`'s per-load
+/// counts each go up by one.
+#[inline(always)]
+fn give(mine: &[u32], subs: &[u32], count: &mut [i32], load: &mut [i64], narrow: &mut Narrow) {
+    for &i in mine {
+        count[i as usize] += 1;
+        let m = subs[i as usize] as usize;
+        narrow.raise(load[m]);
+        load[m] += 1;
     }
 }
 
