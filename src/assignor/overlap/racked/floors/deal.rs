@@ -12,7 +12,6 @@ pub(super) struct Scratch {
     left: Vec<u64>,
     first: Vec<usize>,
     order: Vec<u32>,
-    rack: Vec<usize>,
     next: Vec<usize>,
     bucket: Vec<i32>,
     /// Per group (the free node last): its partitions left over, ascending.
@@ -38,7 +37,6 @@ pub(super) fn deal(
 ) -> bool {
     let t = plan.topic;
     let masks = &x.masks[plan.lt];
-    let subs_local = &x.counts.subs[plan.lt];
     let subs = &x.problem.subscribers[t as usize];
     let racks = x.racks;
     let Scratch {
@@ -46,7 +44,6 @@ pub(super) fn deal(
         left,
         first,
         order,
-        rack,
         next,
         bucket,
         groups,
@@ -97,14 +94,9 @@ pub(super) fn deal(
     let groups = &groups[..];
     // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
     // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
-    rack.clear();
-    rack.extend(
-        subs_local
-            .iter()
-            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize),
-    );
+    let rack = plan.sub_rack;
     let first = refill(first, racks + 1, 0);
-    for &r in rack.iter() {
+    for &r in rack {
         let Some(count) = first.get_mut(r + 1) else {
             return false;
         };

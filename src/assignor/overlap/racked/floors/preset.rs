@@ -80,8 +80,6 @@ pub(super) struct Scratch {
     transport: Transport,
     masks: Vec<u64>,
     supply: Vec<u64>,
-    rack: Vec<usize>,
-    claims: Vec<u64>,
     holder: Vec<bool>,
     plain_floor: Vec<u64>,
     /// The greedy's keeps per subscriber, partitions left per group and room per rack.
@@ -107,12 +105,12 @@ struct Shape<'a> {
     masks: Vec<u64>,
     supply: Vec<u64>,
     /// Per subscriber: its rack.
-    rack: Vec<usize>,
+    rack: &'a [usize],
     racks: usize,
     /// f_t.
     floor: u64,
     /// Per subscriber: its keepable claims.
-    claims: Vec<u64>,
+    claims: &'a [u64],
 }
 
 /// One topic's counts, keeps and placements.
@@ -153,7 +151,7 @@ impl Placement {
         // Once every rack's room is filled, every take left is nothing: the passes stop there.
         let mut left: u64 = into_rack.iter().sum();
         for fill_extras in [false, true] {
-            let subs = self.want.iter().zip(&x.rack).zip(kept).zip(pool.iter_mut());
+            let subs = self.want.iter().zip(x.rack).zip(kept).zip(pool.iter_mut());
             for (((&want, &r), &kept), pool) in subs {
                 if left == 0 {
                     return;
@@ -285,7 +283,7 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
     let keeps = Keeps {
         claims: x.plan.claims,
         entry_group: x.entry_group,
-        rack: &x.rack,
+        rack: x.rack,
         keep: &mut keep,
         kept,
     };
@@ -413,9 +411,7 @@ pub(super) fn propose(
     let racks = x.racks;
     let f = u64::from(plan.floor);
     // The free node sends to every rack of a subscriber: as a group, its mask is theirs.
-    let present = subs_local
-        .iter()
-        .fold(0u64, |acc, &lm| acc | x.member_bit[lm as usize]);
+    let present = plan.present;
     let mut masks = std::mem::take(&mut scratch.masks);
     masks.clear();
     masks.extend(plan.groups.iter().map(|g| g.0));
@@ -424,39 +420,27 @@ pub(super) fn propose(
     supply.clear();
     supply.extend(plan.groups.iter().map(|g| g.1));
     supply.push(plan.free);
-    let mut claims = std::mem::take(&mut scratch.claims);
-    claims.clear();
-    claims.resize(subs_local.len(), 0);
-    for &(i, _, count) in plan.claims {
-        claims[i as usize] += count;
-    }
-    let mut rack = std::mem::take(&mut scratch.rack);
-    rack.clear();
-    rack.extend(
-        subs_local
-            .iter()
-            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize),
-    );
     let shape = Shape {
         plan,
         entry_group: plan.entry_group,
         masks,
         supply,
-        rack,
+        rack: plan.sub_rack,
         racks,
         floor: f,
-        claims,
+        claims: plan.total,
     };
     // Counts: the floor, plus the extra where `choose` gave one.
     let mut holder = std::mem::take(&mut scratch.holder);
     holder.clear();
     holder.resize(subs_local.len(), false);
-    for &i in &x.counts.chosen[plan.lt] {
-        holder[i as usize] = true;
-    }
     let mut want = std::mem::take(&mut scratch.want);
     want.clear();
-    want.extend(holder.iter().map(|&h| f + u64::from(h)));
+    want.resize(subs_local.len(), f);
+    for &i in &x.counts.chosen[plan.lt] {
+        holder[i as usize] = true;
+        want[i as usize] = f + 1;
+    }
     let start = greedy(&shape, want, scratch);
     #[cfg(test)]
     let greedy_only = GREEDY_ONLY.with(std::cell::Cell::get);
@@ -572,12 +556,6 @@ pub(super) fn propose(
     scratch.transport.amount = placement.amount;
     (scratch.want, scratch.keep) = (placement.want, placement.keep);
     (scratch.sub_kept, scratch.pool, scratch.sent) = (kept, pool, sent);
-    let Shape {
-        masks,
-        supply,
-        rack,
-        claims,
-        ..
-    } = shape;
-    (scratch.masks, scratch.supply, scratch.rack, scratch.claims) = (masks, supply, rack, claims);
+    let Shape { masks, supply, .. } = shape;
+    (scratch.masks, scratch.supply) = (masks, supply);
 }
