@@ -255,12 +255,14 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         // free node's mask).
         let s0 = arena.pair.len();
         let mut present = 0u64;
-        for &lm in subs_local {
+        // Written in place: pushing reloaded the vector's length and capacity each time.
+        arena.sub_rack.resize(s0 + subs_local.len(), 0);
+        for (&lm, rack) in subs_local.iter().zip(&mut arena.sub_rack[s0..]) {
             base[lm as usize] += i64::from(floor);
             degree[lm as usize] += i32::from(has_extra);
             let bit = x.member_bit[lm as usize];
             present |= bit;
-            arena.sub_rack.push(bit.trailing_zeros() as usize);
+            *rack = bit.trailing_zeros() as usize;
         }
         supply_total += masks.len() as u64;
         let g0 = arena.groups.len();
@@ -309,7 +311,10 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         if totals.len() != subs.len() {
             return false;
         }
-        arena.pair.extend(totals.iter().map(|&total| total > most));
+        arena.pair.resize(s0 + totals.len(), false);
+        for (pair, &total) in arena.pair[s0..].iter_mut().zip(totals) {
+            *pair = total > most;
+        }
         arena.total.extend_from_slice(totals);
         #[cfg(test)]
         let pair = &arena.pair[s0..];

@@ -169,6 +169,7 @@ pub(super) fn owners_claims_and_groups(
     // The cells in use, counted as their first claim comes (the table is all zero before):
     // a pass over the subscribers' bits after cost a software popcount per subscriber.
     let mut entries = 0usize;
+    let table = grouping.table();
     let mut counted = || -> Option<()> {
         for (&(p, m), cell) in keepable.iter().zip(cell.iter_mut()) {
             let i = position.get(m as usize).copied()?;
@@ -179,7 +180,7 @@ pub(super) fn owners_claims_and_groups(
             let c = if mask == 0 {
                 0
             } else {
-                grouping.find(groups, mask)? + 1
+                grouping.find_in(table, groups, mask)? + 1
             };
             let at = i as usize * columns + c;
             let slot = &mut count[at];

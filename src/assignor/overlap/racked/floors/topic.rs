@@ -210,6 +210,10 @@ impl Arena {
         let sub_rack = &self.sub_rack[plan.subs.clone()];
         let pool_edge = &self.pool_edge[plan.subs.clone()];
         let takes = &mut self.takes[plan.subs.clone()];
+        for ((take, &pair), edge) in takes.iter_mut().zip(pair).zip(pool_edge) {
+            let units = edge.map_or(0, |id| net.flow(id) as u64);
+            *take = if pair { units } else { floor + units };
+        }
         // A shared keep edge's units go to its entries in entry order (subscribers in id
         // order), each up to its claims: `left` holds what each edge has still to give, at
         // its group and rack (`g * racks + r`: one shared edge each, as they were added),
@@ -234,24 +238,15 @@ impl Arena {
             let take = count.min(*left);
             *left -= take;
             *kept = take;
+            // A subscriber without a pair node takes from its rack what its keeps leave of
+            // its floor and extra (never less than nothing: it has at most f_t claims).
+            let Some(rest) = takes.get(i as usize).and_then(|t| t.checked_sub(take)) else {
+                return false;
+            };
+            takes[i as usize] = rest;
         }
         if left.iter().any(|&units| units > 0 && units != u64::MAX) {
             return false;
-        }
-        for ((take, &pair), edge) in takes.iter_mut().zip(pair).zip(pool_edge) {
-            let units = edge.map_or(0, |id| net.flow(id) as u64);
-            *take = if pair { units } else { floor + units };
-        }
-        // A subscriber without a pair node takes from its rack what its keeps leave of its
-        // floor and extra (never less than nothing: it has at most f_t claims).
-        for (c, &units) in claims.iter().zip(kept.iter()) {
-            let i = c.0 as usize;
-            if !pair[i] {
-                let Some(left) = takes[i].checked_sub(units) else {
-                    return false;
-                };
-                takes[i] = left;
-            }
         }
         let amount = &mut self.amount[plan.amount.clone()];
         for &(g, r, id) in &self.to_rack[plan.to_rack.clone()] {
@@ -351,17 +346,35 @@ impl Grouping {
         }
     }
 
+    /// [`Grouping::find`]'s table when it is in use: per mask below `1 << racks`, its group's
+    /// index, `u32::MAX` without partitions. Held in a local by the callers' loops, which
+    /// otherwise reload the flag and the vector at every look-up.
+    pub(super) fn table(&self) -> Option<&[u64]> {
+        self.table.then_some(&self.at[..])
+    }
+
+    /// The group of non-zero `mask` as [`Grouping::find`] gives it, `table` being
+    /// [`Grouping::table`].
+    #[inline(always)]
+    pub(super) fn find_in(
+        &self,
+        table: Option<&[u64]>,
+        groups: &[(u64, u64)],
+        mask: u64,
+    ) -> Option<usize> {
+        match table {
+            Some(at) => at
+                .get(mask as usize)
+                .filter(|&&g| g != u64::from(u32::MAX))
+                .map(|&g| g as usize),
+            None => groups.binary_search_by_key(&mask, |g| g.0).ok(),
+        }
+    }
+
     /// The index among `groups` (the last counted topic's) of the group of non-zero `mask`,
     /// `None` if no partition has it.
     pub(super) fn find(&self, groups: &[(u64, u64)], mask: u64) -> Option<usize> {
-        if self.table {
-            return self
-                .at
-                .get(mask as usize)
-                .filter(|&&g| g != u64::from(u32::MAX))
-                .map(|&g| g as usize);
-        }
-        groups.binary_search_by_key(&mask, |g| g.0).ok()
+        self.find_in(self.table(), groups, mask)
     }
 }
 
