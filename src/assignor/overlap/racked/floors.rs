@@ -221,7 +221,6 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         return false;
     }
     let racks = x.racks;
-    let rack_of = |lm: u32| x.member_bit[lm as usize].trailing_zeros() as usize;
     let mut plans: Vec<Plan> = Vec::with_capacity(comp.topics.len());
     let mut arena = Arena::for_inputs(x);
     let mut owner_scratch = owners::Scratch::default();
@@ -240,12 +239,30 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let subs = &problem.subscribers[t as usize];
         let floor = counts.floor[lt];
         let has_extra = !masks.len().is_multiple_of(subs.len());
-        for &lm in &counts.subs[lt] {
+        let subs_local = &counts.subs[lt];
+        if masks.is_empty() {
+            for &lm in subs_local {
+                base[lm as usize] += i64::from(floor);
+                degree[lm as usize] += i32::from(has_extra);
+            }
+            continue;
+        }
+        // Every later step indexes the local subscribers by the global ones' indices.
+        if subs_local.len() != subs.len() {
+            return false;
+        }
+        // Each subscriber's rack, read by every later step, and the racks they run in (the
+        // free node's mask).
+        let s0 = arena.pair.len();
+        let mut present = 0u64;
+        // Written in place: pushing reloaded the vector's length and capacity each time.
+        arena.sub_rack.resize(s0 + subs_local.len(), 0);
+        for (&lm, rack) in subs_local.iter().zip(&mut arena.sub_rack[s0..]) {
             base[lm as usize] += i64::from(floor);
             degree[lm as usize] += i32::from(has_extra);
-        }
-        if masks.is_empty() {
-            continue;
+            let bit = x.member_bit[lm as usize];
+            present |= bit;
+            *rack = bit.trailing_zeros() as usize;
         }
         supply_total += masks.len() as u64;
         let g0 = arena.groups.len();
@@ -269,7 +286,17 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             return false;
         }
         let claims = &arena.claims[c0..];
-        if !placeable(x, lt, groups, free, &mut transport, &mut bufs) {
+        let sub_rack = &arena.sub_rack[s0..];
+        if !placeable(
+            x,
+            lt,
+            groups,
+            free,
+            sub_rack,
+            present,
+            &mut transport,
+            &mut bufs,
+        ) {
             #[cfg(test)]
             UNPLACEABLE.with(|c| c.set(c.get() + 1));
             return false;
@@ -279,13 +306,16 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let slack = u64::from(LOOSE_MERGE.with(std::cell::Cell::get));
         #[cfg(not(test))]
         let slack = 0;
-        let s0 = arena.pair.len();
         let most = u64::from(floor) + slack;
         let totals = owner_scratch.totals();
         if totals.len() != subs.len() {
             return false;
         }
-        arena.pair.extend(totals.iter().map(|&total| total > most));
+        arena.pair.resize(s0 + totals.len(), false);
+        for (pair, &total) in arena.pair[s0..].iter_mut().zip(totals) {
+            *pair = total > most;
+        }
+        arena.total.extend_from_slice(totals);
         #[cfg(test)]
         let pair = &arena.pair[s0..];
         #[cfg(test)]
@@ -311,6 +341,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
             topic: t,
             floor,
             free,
+            present,
             groups: g0..g0 + k,
             claims: c0..c1,
             owners: o0..arena.claim_entry.len(),
@@ -364,6 +395,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         entry_group: all_entry_group,
         keep_edge,
         pair: all_pair,
+        sub_rack: all_sub_rack,
         pool_edge: all_pool_edge,
         floor_edge: all_floor_edge,
         extra_edge: all_extra_edge,
@@ -380,6 +412,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let claims_all = &all_claims[plan.claims.clone()];
         let entry_group = &all_entry_group[plan.claims.clone()];
         let pairs = &all_pair[plan.subs.clone()];
+        let sub_rack = &all_sub_rack[plan.subs.clone()];
         let pool_edge = &mut all_pool_edge[plan.subs.clone()];
         let floor_edge = &mut all_floor_edge[plan.subs.clone()];
         let extra_edge = &mut all_extra_edge[plan.subs.clone()];
@@ -390,9 +423,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let rack = |r: usize| free + 1 + r as u32;
         let floor = u64::from(plan.floor);
         let has_extra = !x.masks[lt].len().is_multiple_of(subs.len());
-        let present = subs
-            .iter()
-            .fold(0u64, |acc, &lm| acc | x.member_bit[lm as usize]);
+        let present = plan.present;
         for (g, &(mask, supply)) in groups.iter().enumerate() {
             let Some(c) = cap(supply) else { return false };
             source_edge.push(net.edge(source, block + g as u32, c, [0; 4]));
@@ -425,7 +456,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         shared.resize((k + 1) * racks, (0u64, usize::MAX));
         for (&(i, _, count), &g) in claims_all.iter().zip(entry_group) {
             if !pairs[i as usize] {
-                shared[g * racks + rack_of(subs[i as usize])].0 += count;
+                shared[g * racks + sub_rack[i as usize]].0 += count;
             }
         }
         #[cfg(test)]
@@ -433,21 +464,24 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         // Floors of the subscribers with no pair node, per rack.
         plain.clear();
         plain.resize(racks, 0u64);
-        let mut claims = claims_all.iter().zip(entry_group).peekable();
+        // The next claim entry (entries run by subscriber index, ascending).
+        let mut e = 0;
         let mut pair = rack(racks);
-        for (i, &lm) in subs.iter().enumerate() {
+        for ((i, &lm), &own_rack) in subs.iter().enumerate().zip(sub_rack) {
             let into = member_base + lm;
-            let pool = rack(rack_of(lm));
+            let pool = rack(own_rack);
             // Its keeps end at its pair node, or at its rack's node when it has none.
             let keeps_to = if pairs[i] { pair } else { pool };
-            while let Some((&(_, _, count), &g)) = claims.next_if(|c| c.0.0 == i as u32) {
+            while let Some(&(_, _, count)) = claims_all.get(e).filter(|c| c.0 == i as u32) {
+                let g = entry_group[e];
+                e += 1;
                 let from = block + g as u32;
                 if pairs[i] {
                     let Some(c) = cap(count) else { return false };
                     keep_edge.push(net.edge(from, keeps_to, c, keep_cost));
                     continue;
                 }
-                let slot = &mut shared[g * racks + rack_of(lm)];
+                let slot = &mut shared[g * racks + own_rack];
                 #[cfg(test)]
                 if slot.1 != usize::MAX {
                     SHARED.with(|c| c.set(c.get() + 1));
@@ -463,7 +497,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
                 keep_edge.push(slot.1);
             }
             if !pairs[i] {
-                plain[rack_of(lm)] += 1;
+                plain[own_rack] += 1;
                 if has_extra {
                     pool_edge[i] = Some(net.edge(pool, into, 1, [0; 4]));
                 }
@@ -538,8 +572,7 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     }
     let mut left = Vec::new();
     for plan in &plans {
-        let subs = &counts.subs[plan.lt];
-        if !arena.read_back(plan, &net, racks, |i| rack_of(subs[i]), &mut left) {
+        if !arena.read_back(plan, &net, racks, &mut left) {
             return false;
         }
     }

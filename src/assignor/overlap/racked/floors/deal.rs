@@ -12,7 +12,6 @@ pub(super) struct Scratch {
     left: Vec<u64>,
     first: Vec<usize>,
     order: Vec<u32>,
-    rack: Vec<usize>,
     next: Vec<usize>,
     bucket: Vec<i32>,
     /// Per group (the free node last): its partitions left over, ascending.
@@ -38,7 +37,6 @@ pub(super) fn deal(
 ) -> bool {
     let t = plan.topic;
     let masks = &x.masks[plan.lt];
-    let subs_local = &x.counts.subs[plan.lt];
     let subs = &x.problem.subscribers[t as usize];
     let racks = x.racks;
     let Scratch {
@@ -46,7 +44,6 @@ pub(super) fn deal(
         left,
         first,
         order,
-        rack,
         next,
         bucket,
         groups,
@@ -67,7 +64,8 @@ pub(super) fn deal(
             lists[m as usize].push((t, p));
         }
     }
-    if left.iter().any(|&u| u > 0) {
+    // Any unit left: one or over all (no branch per entry).
+    if left.iter().fold(0, |any, &u| any | u) != 0 {
         return false;
     }
     let k = plan.groups.len();
@@ -80,6 +78,7 @@ pub(super) fn deal(
         group.clear();
     }
     grouping.index(plan.groups, racks, masks.len());
+    let table = grouping.table();
     for (p, (&mask, &kept)) in masks.iter().zip(taken.iter()).enumerate() {
         if kept {
             continue;
@@ -87,7 +86,7 @@ pub(super) fn deal(
         let g = if mask == 0 {
             k
         } else {
-            let Some(g) = grouping.find(plan.groups, mask) else {
+            let Some(g) = grouping.find_in(table, plan.groups, mask) else {
                 return false;
             };
             g
@@ -97,26 +96,28 @@ pub(super) fn deal(
     let groups = &groups[..];
     // Subscriber indices by rack, then id: a counting sort of the ascending indices (racks
     // are few; a comparison sort here was a twentieth of the whole assignor on full groups).
-    rack.clear();
-    rack.extend(
-        subs_local
-            .iter()
-            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize),
-    );
+    // Only the subscribers taking something from their rack are sorted: the others get
+    // nothing there (on the joins and leaves, most keep all they get).
+    let (rack, takes) = (plan.sub_rack, plan.takes);
     let first = refill(first, racks + 1, 0);
-    for &r in rack.iter() {
+    let mut takers = 0;
+    for (&r, &take) in rack.iter().zip(takes) {
         let Some(count) = first.get_mut(r + 1) else {
             return false;
         };
-        *count += 1;
+        let taker = usize::from(take > 0);
+        *count += taker;
+        takers += taker;
     }
     for r in 0..racks {
         first[r + 1] += first[r];
     }
-    let order = refill(order, subs.len(), 0);
-    for (i, &r) in rack.iter().enumerate() {
-        order[first[r]] = i as u32;
-        first[r] += 1;
+    let order = refill(order, takers, 0);
+    for (i, (&r, &take)) in rack.iter().zip(takes).enumerate() {
+        if take > 0 {
+            order[first[r]] = i as u32;
+            first[r] += 1;
+        }
     }
     // Now `first[r]` ends rack r's run of `order` (and starts rack r + 1's).
     let next = refill(next, k + 1, 0);
@@ -140,5 +141,5 @@ pub(super) fn deal(
         }
         start = first[r];
     }
-    start == subs.len() && next.iter().zip(groups).all(|(&used, g)| used == g.len())
+    start == takers && next.iter().zip(groups).all(|(&used, g)| used == g.len())
 }

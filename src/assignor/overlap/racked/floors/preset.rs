@@ -80,8 +80,6 @@ pub(super) struct Scratch {
     transport: Transport,
     masks: Vec<u64>,
     supply: Vec<u64>,
-    rack: Vec<usize>,
-    claims: Vec<u64>,
     holder: Vec<bool>,
     plain_floor: Vec<u64>,
     /// The greedy's keeps per subscriber, partitions left per group and room per rack.
@@ -96,6 +94,8 @@ pub(super) struct Scratch {
     pool: Vec<u64>,
     into_rack: Vec<u64>,
     sent: Vec<u64>,
+    /// The topic's subscribers' loads, for the placement flow.
+    sub_load: Vec<i64>,
 }
 
 /// One topic as the proposal reads it.
@@ -107,12 +107,12 @@ struct Shape<'a> {
     masks: Vec<u64>,
     supply: Vec<u64>,
     /// Per subscriber: its rack.
-    rack: Vec<usize>,
+    rack: &'a [usize],
     racks: usize,
     /// f_t.
     floor: u64,
     /// Per subscriber: its keepable claims.
-    claims: Vec<u64>,
+    claims: &'a [u64],
 }
 
 /// One topic's counts, keeps and placements.
@@ -153,7 +153,7 @@ impl Placement {
         // Once every rack's room is filled, every take left is nothing: the passes stop there.
         let mut left: u64 = into_rack.iter().sum();
         for fill_extras in [false, true] {
-            let subs = self.want.iter().zip(&x.rack).zip(kept).zip(pool.iter_mut());
+            let subs = self.want.iter().zip(x.rack).zip(kept).zip(pool.iter_mut());
             for (((&want, &r), &kept), pool) in subs {
                 if left == 0 {
                     return;
@@ -264,14 +264,15 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
     let mut keep = std::mem::take(keep);
     keep.clear();
     keep.resize(x.plan.claims.len(), 0);
-    for (e, &(i, _, count)) in x.plan.claims.iter().enumerate() {
-        let i = i as usize;
-        keep[e] = count.min(want[i] - kept[i]);
-        kept[i] += keep[e];
-    }
     left_over.clear();
     left_over.extend_from_slice(&x.supply);
-    for (&g, &units) in x.entry_group.iter().zip(&keep) {
+    // One pass: each entry's keeps, its subscriber's and its group's left-over.
+    let entries = x.plan.claims.iter().zip(x.entry_group).zip(keep.iter_mut());
+    for ((&(i, _, count), &g), keep) in entries {
+        let i = i as usize;
+        let units = count.min(want[i] - kept[i]);
+        *keep = units;
+        kept[i] += units;
         left_over[g] -= units;
     }
     // The racks' room, filled by the groups' left-overs by a small maximum flow. Where it
@@ -279,13 +280,13 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
     // kept claims that another rack with room can take (a few rounds).
     room.clear();
     room.resize(x.racks, 0);
-    for (i, (&w, &kept)) in want.iter().zip(kept.iter()).enumerate() {
-        room[x.rack[i]] += w - kept;
+    for ((&w, &kept), &r) in want.iter().zip(kept.iter()).zip(x.rack) {
+        room[r] += w - kept;
     }
     let keeps = Keeps {
         claims: x.plan.claims,
         entry_group: x.entry_group,
-        rack: &x.rack,
+        rack: x.rack,
         keep: &mut keep,
         kept,
     };
@@ -298,9 +299,16 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
 }
 
 /// The placement flow of the [module docs](self), warm-started with `start` (the greedy
-/// for the counts of `holder`, the subscribers given the extra, at loads `load`). `None`
-/// if a capacity does not fit.
-fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Option<Placement> {
+/// for the counts of `holder`, the subscribers given the extra, at loads `load`; its keeps
+/// per subscriber `kept`, as [`Placement::kept`] gives them). `None` if a capacity does not
+/// fit.
+fn refine(
+    x: &Shape<'_>,
+    holder: &[bool],
+    load: &[i64],
+    start: &Placement,
+    kept: &[u64],
+) -> Option<Placement> {
     let subs = holder.len();
     let racks = x.racks;
     let f = x.floor;
@@ -326,9 +334,8 @@ fn refine(x: &Shape<'_>, holder: &[bool], load: &[i64], start: &Placement) -> Op
     // its keep edge, per subscriber three, per level one.
     net.reserve(groups * (1 + racks) + x.plan.claims.len() + 3 * subs + levels.len());
     let mut to_rack = Vec::with_capacity(groups * racks);
-    let (mut kept, mut pool, mut sent) = (Vec::new(), Vec::new(), Vec::new());
-    start.kept(x, &mut kept);
-    start.pool(x, &kept, &mut Vec::new(), &mut pool);
+    let (mut pool, mut sent) = (Vec::new(), Vec::new());
+    start.pool(x, kept, &mut Vec::new(), &mut pool);
     start.sent(x, &mut sent);
     for (g, (&mask, &units)) in x.masks.iter().zip(&x.supply).enumerate() {
         if units == 0 {
@@ -413,9 +420,7 @@ pub(super) fn propose(
     let racks = x.racks;
     let f = u64::from(plan.floor);
     // The free node sends to every rack of a subscriber: as a group, its mask is theirs.
-    let present = subs_local
-        .iter()
-        .fold(0u64, |acc, &lm| acc | x.member_bit[lm as usize]);
+    let present = plan.present;
     let mut masks = std::mem::take(&mut scratch.masks);
     masks.clear();
     masks.extend(plan.groups.iter().map(|g| g.0));
@@ -424,39 +429,27 @@ pub(super) fn propose(
     supply.clear();
     supply.extend(plan.groups.iter().map(|g| g.1));
     supply.push(plan.free);
-    let mut claims = std::mem::take(&mut scratch.claims);
-    claims.clear();
-    claims.resize(subs_local.len(), 0);
-    for &(i, _, count) in plan.claims {
-        claims[i as usize] += count;
-    }
-    let mut rack = std::mem::take(&mut scratch.rack);
-    rack.clear();
-    rack.extend(
-        subs_local
-            .iter()
-            .map(|&lm| x.member_bit[lm as usize].trailing_zeros() as usize),
-    );
     let shape = Shape {
         plan,
         entry_group: plan.entry_group,
         masks,
         supply,
-        rack,
+        rack: plan.sub_rack,
         racks,
         floor: f,
-        claims,
+        claims: plan.total,
     };
     // Counts: the floor, plus the extra where `choose` gave one.
     let mut holder = std::mem::take(&mut scratch.holder);
     holder.clear();
     holder.resize(subs_local.len(), false);
-    for &i in &x.counts.chosen[plan.lt] {
-        holder[i as usize] = true;
-    }
     let mut want = std::mem::take(&mut scratch.want);
     want.clear();
-    want.extend(holder.iter().map(|&h| f + u64::from(h)));
+    want.resize(subs_local.len(), f);
+    for &i in &x.counts.chosen[plan.lt] {
+        holder[i as usize] = true;
+        want[i as usize] = f + 1;
+    }
     let start = greedy(&shape, want, scratch);
     #[cfg(test)]
     let greedy_only = GREEDY_ONLY.with(std::cell::Cell::get);
@@ -464,8 +457,30 @@ pub(super) fn propose(
     let greedy_only = false;
     let mut kept = std::mem::take(&mut scratch.sub_kept);
     let mut sent = std::mem::take(&mut scratch.sent);
-    start.kept(&shape, &mut kept);
-    start.sent(&shape, &mut sent);
+    // The greedy's keeps per subscriber, as it left them (its giving up takes each claim off
+    // the entry and its subscriber together): what [`Placement::kept`] would add up again.
+    std::mem::swap(&mut kept, &mut scratch.kept);
+    #[cfg(test)]
+    {
+        let mut again = Vec::new();
+        start.kept(&shape, &mut again);
+        assert_eq!(again, kept, "the greedy's keeps per subscriber");
+    }
+    // Per group: what the greedy sends, its partitions less those it left over (its giving
+    // up puts each claim back in its group) plus those it placed; [`Placement::sent`] adds
+    // the keeps up again entry by entry.
+    sent.clear();
+    let left_over = &scratch.left_over;
+    sent.extend(shape.supply.iter().zip(left_over).map(|(&s, &l)| s - l));
+    for (s, amounts) in sent.iter_mut().zip(start.amount.chunks(racks.max(1))) {
+        *s += amounts.iter().sum::<u64>();
+    }
+    #[cfg(test)]
+    {
+        let mut again = Vec::new();
+        start.sent(&shape, &mut again);
+        assert_eq!(again, sent, "the greedy's partitions sent per group");
+    }
     // Whether every partition is placed.
     let placed = sent.iter().sum::<u64>() == shape.supply.iter().sum::<u64>();
     // Whether the placement flow replaced the greedy (whose counts are those of `holder`).
@@ -473,32 +488,36 @@ pub(super) fn propose(
     let placement = if greedy_only || (placed && start.settled(&shape, &holder, &kept)) {
         start
     } else {
-        let sub_load: Vec<i64> = subs_local.iter().map(|&lm| load[lm as usize]).collect();
+        let mut sub_load = std::mem::take(&mut scratch.sub_load);
+        sub_load.clear();
+        sub_load.extend(subs_local.iter().map(|&lm| load[lm as usize]));
         #[cfg(test)]
         let bound_off = BOUND_OFF.with(std::cell::Cell::get);
         #[cfg(not(test))]
         let bound_off = false;
-        if placed && !bound_off && start.unbeatable(&shape, &holder, &sub_load) {
+        let chosen = if placed && !bound_off && start.unbeatable(&shape, &holder, &sub_load) {
             #[cfg(test)]
             {
                 UNBEATEN.with(|c| c.set(c.get() + 1));
                 // The placement flow run all the same: it must keep no more claims.
-                let kept: u64 = start.keep.iter().sum();
-                if refine(&shape, &holder, &sub_load, &start)
-                    .is_some_and(|r| r.keep.iter().sum::<u64>() > kept)
+                let units: u64 = start.keep.iter().sum();
+                if refine(&shape, &holder, &sub_load, &start, &kept)
+                    .is_some_and(|r| r.keep.iter().sum::<u64>() > units)
                 {
                     BEATEN.with(|c| c.set(c.get() + 1));
                 }
             }
             start
-        } else if let Some(refined) = refine(&shape, &holder, &sub_load, &start) {
+        } else if let Some(refined) = refine(&shape, &holder, &sub_load, &start, &kept) {
             refined.kept(&shape, &mut kept);
             refined.sent(&shape, &mut sent);
             refined_counts = true;
             refined
         } else {
             start
-        }
+        };
+        scratch.sub_load = sub_load;
+        chosen
     };
     #[cfg(test)]
     let stale = STALE_LOADS.with(std::cell::Cell::get);
@@ -532,13 +551,14 @@ pub(super) fn propose(
     let mut plain_floor = std::mem::take(&mut scratch.plain_floor);
     plain_floor.clear();
     plain_floor.resize(racks, 0);
-    for i in 0..subs_local.len() {
-        let total = kept[i] + pool[i];
+    let subs = kept.iter().zip(&pool).zip(subs_local).zip(plan.pair);
+    for (i, (((&kept, &pool), &lm), &pair)) in subs.enumerate() {
+        let total = kept + pool;
         let extra = total.saturating_sub(f);
-        let lm = subs_local[i] as usize;
-        if plan.pair[i] {
+        let lm = lm as usize;
+        if pair {
             if let Some(id) = plan.pool_edge[i] {
-                net.preset(id, pool[i] as i32);
+                net.preset(id, pool as i32);
             }
             if let Some(id) = plan.floor_edge[i] {
                 net.preset(id, total.min(f) as i32);
@@ -572,12 +592,6 @@ pub(super) fn propose(
     scratch.transport.amount = placement.amount;
     (scratch.want, scratch.keep) = (placement.want, placement.keep);
     (scratch.sub_kept, scratch.pool, scratch.sent) = (kept, pool, sent);
-    let Shape {
-        masks,
-        supply,
-        rack,
-        claims,
-        ..
-    } = shape;
-    (scratch.masks, scratch.supply, scratch.rack, scratch.claims) = (masks, supply, rack, claims);
+    let Shape { masks, supply, .. } = shape;
+    (scratch.masks, scratch.supply) = (masks, supply);
 }

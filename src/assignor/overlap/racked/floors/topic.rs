@@ -19,6 +19,8 @@ pub(super) struct Arena {
     pub(super) keep_edge: Vec<usize>,
     pub(super) kept: Vec<u64>,
     pub(super) pair: Vec<bool>,
+    pub(super) sub_rack: Vec<usize>,
+    pub(super) total: Vec<u64>,
     pub(super) pool_edge: Vec<Option<usize>>,
     pub(super) floor_edge: Vec<Option<usize>>,
     pub(super) extra_edge: Vec<Option<usize>>,
@@ -37,13 +39,16 @@ pub(super) struct Plan {
     pub(super) floor: u32,
     /// Partitions of mask 0.
     pub(super) free: u64,
+    /// The racks of its subscribers, as bits.
+    pub(super) present: u64,
     /// Its `groups`.
     pub(super) groups: Range<usize>,
     /// Its claim entries: `claims`, `entry_group`, `keep_edge` and `kept`.
     pub(super) claims: Range<usize>,
     /// Its `claim_entry`.
     pub(super) owners: Range<usize>,
-    /// Its subscribers: `pair`, `pool_edge`, `floor_edge`, `extra_edge` and `takes`.
+    /// Its subscribers: `pair`, `sub_rack`, `total`, `pool_edge`, `floor_edge`,
+    /// `extra_edge` and `takes`.
     pub(super) subs: Range<usize>,
     /// Its racks: `plain_floor`.
     pub(super) racks: Range<usize>,
@@ -65,6 +70,8 @@ pub(super) struct TopicFlow<'a> {
     pub(super) groups: &'a [(u64, u64)],
     /// Partitions of mask 0.
     pub(super) free: u64,
+    /// The racks of its subscribers, as bits (the free node's mask).
+    pub(super) present: u64,
     /// (subscriber index, mask, keepable claims of that mask), ascending.
     pub(super) claims: &'a [(u32, u64, u64)],
     /// Per claim entry: its group's index (the free node as group `groups.len()`).
@@ -79,6 +86,10 @@ pub(super) struct TopicFlow<'a> {
     pub(super) kept: &'a [u64],
     /// Per subscriber index: whether it has a pair node (more than f_t keepable claims).
     pub(super) pair: &'a [bool],
+    /// Per subscriber index: its rack (computed once per topic, read by every step).
+    pub(super) sub_rack: &'a [usize],
+    /// Per subscriber index: its keepable claims, the sum of its entries'.
+    pub(super) total: &'a [u64],
     /// Per subscriber index: its pool edge (pair subscribers) or extra edge (others), if any.
     pub(super) pool_edge: &'a [Option<usize>],
     /// Per subscriber index: its floor edge (pair subscribers with f_t > 0).
@@ -137,6 +148,8 @@ impl Arena {
             keep_edge: Vec::with_capacity(claims),
             kept: Vec::with_capacity(claims),
             pair: Vec::with_capacity(subs),
+            sub_rack: Vec::with_capacity(subs),
+            total: Vec::with_capacity(subs),
             pool_edge: Vec::with_capacity(subs),
             floor_edge: Vec::with_capacity(subs),
             extra_edge: Vec::with_capacity(subs),
@@ -156,12 +169,15 @@ impl Arena {
             floor: plan.floor,
             groups: &self.groups[plan.groups.clone()],
             free: plan.free,
+            present: plan.present,
             claims: &self.claims[plan.claims.clone()],
             entry_group: &self.entry_group[plan.claims.clone()],
             claim_entry: &self.claim_entry[plan.owners.clone()],
             keep_edge: &self.keep_edge[plan.claims.clone()],
             kept: &self.kept[plan.claims.clone()],
             pair: &self.pair[plan.subs.clone()],
+            sub_rack: &self.sub_rack[plan.subs.clone()],
+            total: &self.total[plan.subs.clone()],
             pool_edge: &self.pool_edge[plan.subs.clone()],
             floor_edge: &self.floor_edge[plan.subs.clone()],
             extra_edge: &self.extra_edge[plan.subs.clone()],
@@ -177,13 +193,12 @@ impl Arena {
     /// each subscriber's take from its rack, each group's units per rack. False when the flow
     /// cannot be dealt as the [module docs](super) say (a shared keep edge carries more than
     /// its entries' claims, or a subscriber without a pair node keeps more than it takes).
-    /// `rack_of` gives a subscriber index's rack; `left` is a buffer kept from topic to topic.
+    /// `left` is a buffer kept from topic to topic.
     pub(super) fn read_back(
         &mut self,
         plan: &Plan,
         net: &Network,
         racks: usize,
-        rack_of: impl Fn(usize) -> usize,
         left: &mut Vec<u64>,
     ) -> bool {
         let floor = u64::from(plan.floor);
@@ -192,8 +207,13 @@ impl Arena {
         let keep_edge = &self.keep_edge[plan.claims.clone()];
         let kept = &mut self.kept[plan.claims.clone()];
         let pair = &self.pair[plan.subs.clone()];
+        let sub_rack = &self.sub_rack[plan.subs.clone()];
         let pool_edge = &self.pool_edge[plan.subs.clone()];
         let takes = &mut self.takes[plan.subs.clone()];
+        for ((take, &pair), edge) in takes.iter_mut().zip(pair).zip(pool_edge) {
+            let units = edge.map_or(0, |id| net.flow(id) as u64);
+            *take = if pair { units } else { floor + units };
+        }
         // A shared keep edge's units go to its entries in entry order (subscribers in id
         // order), each up to its claims: `left` holds what each edge has still to give, at
         // its group and rack (`g * racks + r`: one shared edge each, as they were added),
@@ -206,7 +226,10 @@ impl Arena {
                 *kept = net.flow(id) as u64;
                 continue;
             }
-            let Some(left) = left.get_mut(g * racks + rack_of(i as usize)) else {
+            let Some(&r) = sub_rack.get(i as usize) else {
+                return false;
+            };
+            let Some(left) = left.get_mut(g * racks + r) else {
                 return false;
             };
             if *left == u64::MAX {
@@ -215,24 +238,15 @@ impl Arena {
             let take = count.min(*left);
             *left -= take;
             *kept = take;
+            // A subscriber without a pair node takes from its rack what its keeps leave of
+            // its floor and extra (never less than nothing: it has at most f_t claims).
+            let Some(rest) = takes.get(i as usize).and_then(|t| t.checked_sub(take)) else {
+                return false;
+            };
+            takes[i as usize] = rest;
         }
         if left.iter().any(|&units| units > 0 && units != u64::MAX) {
             return false;
-        }
-        for ((take, &pair), edge) in takes.iter_mut().zip(pair).zip(pool_edge) {
-            let units = edge.map_or(0, |id| net.flow(id) as u64);
-            *take = if pair { units } else { floor + units };
-        }
-        // A subscriber without a pair node takes from its rack what its keeps leave of its
-        // floor and extra (never less than nothing: it has at most f_t claims).
-        for (c, &units) in claims.iter().zip(kept.iter()) {
-            let i = c.0 as usize;
-            if !pair[i] {
-                let Some(left) = takes[i].checked_sub(units) else {
-                    return false;
-                };
-                takes[i] = left;
-            }
         }
         let amount = &mut self.amount[plan.amount.clone()];
         for &(g, r, id) in &self.to_rack[plan.to_rack.clone()] {
@@ -332,17 +346,35 @@ impl Grouping {
         }
     }
 
+    /// [`Grouping::find`]'s table when it is in use: per mask below `1 << racks`, its group's
+    /// index, `u32::MAX` without partitions. Held in a local by the callers' loops, which
+    /// otherwise reload the flag and the vector at every look-up.
+    pub(super) fn table(&self) -> Option<&[u64]> {
+        self.table.then_some(&self.at[..])
+    }
+
+    /// The group of non-zero `mask` as [`Grouping::find`] gives it, `table` being
+    /// [`Grouping::table`].
+    #[inline(always)]
+    pub(super) fn find_in(
+        &self,
+        table: Option<&[u64]>,
+        groups: &[(u64, u64)],
+        mask: u64,
+    ) -> Option<usize> {
+        match table {
+            Some(at) => at
+                .get(mask as usize)
+                .filter(|&&g| g != u64::from(u32::MAX))
+                .map(|&g| g as usize),
+            None => groups.binary_search_by_key(&mask, |g| g.0).ok(),
+        }
+    }
+
     /// The index among `groups` (the last counted topic's) of the group of non-zero `mask`,
     /// `None` if no partition has it.
     pub(super) fn find(&self, groups: &[(u64, u64)], mask: u64) -> Option<usize> {
-        if self.table {
-            return self
-                .at
-                .get(mask as usize)
-                .filter(|&&g| g != u64::from(u32::MAX))
-                .map(|&g| g as usize);
-        }
-        groups.binary_search_by_key(&mask, |g| g.0).ok()
+        self.find_in(self.table(), groups, mask)
     }
 }
 
@@ -352,12 +384,16 @@ impl Grouping {
 /// value exists exactly when this holds in every topic (a keep edge of mask g only reaches a
 /// member in a rack of g, as the rack does; member edges never bind: a member takes at most
 /// one extra per topic with extras, and its edge has that capacity), so the network is not
-/// built in vain where it fails.
+/// built in vain where it fails. `sub_rack` holds each subscriber's rack (all below
+/// `x.racks`), `present` their bits.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn placeable(
     x: &Inputs<'_, '_>,
     lt: usize,
     groups: &[(u64, u64)],
     free: u64,
+    sub_rack: &[usize],
+    present: u64,
     transport: &mut Transport,
     [capacity, masks, supply]: &mut [Vec<u64>; 3],
 ) -> bool {
@@ -365,11 +401,11 @@ pub(super) fn placeable(
         + u64::from(!x.masks[lt].len().is_multiple_of(x.counts.subs[lt].len()));
     capacity.clear();
     capacity.resize(x.racks, 0);
-    let mut present = 0u64;
-    for &lm in &x.counts.subs[lt] {
-        let bit = x.member_bit[lm as usize];
-        present |= bit;
-        capacity[bit.trailing_zeros() as usize] += ceiling;
+    for &r in sub_rack {
+        let Some(room) = capacity.get_mut(r) else {
+            return false;
+        };
+        *room += ceiling;
     }
     masks.clear();
     masks.extend(groups.iter().map(|g| g.0));
