@@ -100,11 +100,12 @@
 //! built.
 
 use super::super::flow::{Network, capacity as cap};
-use super::super::racks::{insert_small, mask_groups, search_masks};
+use super::super::racks::mask_groups;
 use super::super::warm::warm_wanted;
 use super::Context;
 use super::transport::{left_over_into, rack_share};
 
+mod entries;
 pub(super) mod preset;
 
 /// One topic of the network and, once solved, how it is dealt.
@@ -187,10 +188,9 @@ pub(super) fn assign(
     let mut plans: Vec<TopicFlow> = Vec::with_capacity(comp.topics.len());
     let mut total_extras = 0u64;
     let mut supply_total = 0u64;
-    // Per topic, reused: each keepable claim's local member, and the claims bucketed by
-    // member (`start[lm]..start[lm + 1]` of `order`, in claim order).
-    let (mut lm_of, mut start, mut fill, mut order, mut table) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // Per topic, reused: the scratch of the claim entries and of the groups.
+    let mut scratch = entries::Entries::default();
+    let mut table = Vec::new();
     for (index, &t) in comp.topics.iter().enumerate() {
         let masks = ctx.topic_masks(index, t);
         if masks.is_empty() {
@@ -199,61 +199,16 @@ pub(super) fn assign(
         total_extras += (masks.len() % n) as u64;
         supply_total += masks.len() as u64;
         let (groups, free) = mask_groups(masks, racks, &mut table);
-        // The claim entries, (member, mask) ascending with their counts, by a counting sort
-        // on the member and, within a member's few entries, a search on the mask: the
-        // entries a sort of the (member, mask) pairs would give, in O(claims + n) and
-        // without comparing pairs.
         let keepable = &ctx.keepable[t as usize];
-        lm_of.clear();
-        lm_of.extend(keepable.iter().map(|&(_, m)| ctx.index.get(comp, m)));
-        start.clear();
-        start.resize(n + 1, 0usize);
-        for &lm in &lm_of {
-            start[lm + 1] += 1;
-        }
-        for lm in 0..n {
-            start[lm + 1] += start[lm];
-        }
-        fill.clear();
-        fill.extend_from_slice(&start[..n]);
-        order.clear();
-        order.resize(keepable.len(), 0usize);
-        for (i, &lm) in lm_of.iter().enumerate() {
-            order[fill[lm]] = i;
-            fill[lm] += 1;
-        }
-        let mut claims: Vec<(u32, u64, u64)> = Vec::with_capacity(keepable.len());
-        let mut entry_of = vec![0u32; keepable.len()];
-        for lm in 0..n {
-            let bucket = &order[start[lm]..start[lm + 1]];
-            let first = claims.len();
-            for &i in bucket {
-                let mask = masks[keepable[i].0 as usize];
-                match search_masks(&claims[first..], mask, |c| c.1) {
-                    Ok(j) => claims[first + j].2 += 1,
-                    Err(j) => insert_small(&mut claims, first + j, (lm as u32, mask, 1)),
-                }
-            }
-            for &i in bucket {
-                let mask = masks[keepable[i].0 as usize];
-                if let Ok(j) = search_masks(&claims[first..], mask, |c| c.1) {
-                    entry_of[i] = (first + j) as u32;
-                }
-            }
-        }
-        // Each entry's group (the free node's, `groups.len()`, for mask 0): a keepable claim's
-        // mask is one of the topic's.
-        let mut entry_group = Vec::with_capacity(claims.len());
-        for &(_, mask, _) in &claims {
-            entry_group.push(if mask == 0 {
-                groups.len()
-            } else {
-                match search_masks(&groups, mask, |g| g.0) {
-                    Ok(g) => g,
-                    Err(_) => return false,
-                }
-            });
-        }
+        let local = |m: u32| ctx.index.get(comp, m);
+        let Some(entries::TopicEntries {
+            claims,
+            entry_group,
+            entry_of,
+        }) = scratch.build(keepable, masks, &groups, n, racks, local)
+        else {
+            return false;
+        };
         plans.push(TopicFlow {
             index,
             topic: t,
