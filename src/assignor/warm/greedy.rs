@@ -16,7 +16,7 @@ mod same;
 #[cfg(test)]
 pub(crate) use levels::LEVELS_OFF;
 #[cfg(test)]
-pub(crate) use narrow::{NARROW_OFF, NARROW_TAKEN};
+pub(crate) use narrow::{CURSOR_KEPT, CURSOR_OFF, NARROW_OFF, NARROW_TAKEN};
 
 impl Proposal {
     /// Hands out the units of every topic that nobody holds yet: every subscriber short of
@@ -113,7 +113,7 @@ impl Proposal {
                     for &i in was.iter() {
                         self.count[lt][i as usize] -= 1;
                         let m = self.subs[lt][i as usize] as usize;
-                        narrow.lower(self.load[m]);
+                        narrow.lower(m, self.load[m]);
                         self.load[m] -= 1;
                     }
                     self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates, &mut narrow);

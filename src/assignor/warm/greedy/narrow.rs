@@ -11,6 +11,13 @@
 //! at `g`, or once every member at `g` of the component has been met and enough are at
 //! `g + 1`. When fewer than `left` are at the two levels it reports so and the general path
 //! runs (nothing is lost but the pass).
+//!
+//! The pass also skips the subscribers below the lowest member at `g`: a cursor over the
+//! component's members, below which none is at `g`, kept true as units are given and taken
+//! back and moved forward as they are handed out (once per load level, not once per topic).
+//! Members at `g` are mostly the higher ones (ties go to the lower index, so the lower ones
+//! are raised first), so the pass starts near them; before that point it only looks for the
+//! first ones at `g + 1`, which are dense there, and stops once it has enough.
 
 /// The members of a component counted per load, kept exact across one completion.
 #[derive(Default)]
@@ -24,6 +31,8 @@ pub(in crate::assignor::warm) struct Narrow {
     low: i64,
     /// The first indices at `low + 1` of the topic being handed out (scratch space).
     near: Vec<u32>,
+    /// A local member below which none is at `low` (a lower bound of the lowest there).
+    first: usize,
 }
 
 /// The widest spread of loads (lightest to heaviest) that [`Narrow::new`] counts.
@@ -48,6 +57,7 @@ impl Narrow {
             counts,
             low,
             near: Vec::new(),
+            first: 0,
         }
     }
 
@@ -82,13 +92,23 @@ impl Narrow {
         if emptied && l == self.low {
             // The member just raised is there.
             self.low = l + 1;
+            // The members at the new lowest load may be anywhere.
+            self.first = 0;
         }
     }
 
-    /// A member moves from load `l` to `l - 1`.
-    pub fn lower(&mut self, l: i64) {
+    /// Local member `lm` moves from load `l` to `l - 1`.
+    pub fn lower(&mut self, lm: usize, l: i64) {
         if self.counts.is_empty() {
             return;
+        }
+        // It may now be at the lowest load (the only one there, if that load is new).
+        #[cfg(test)]
+        let kept = !CURSOR_KEPT.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let kept = true;
+        if kept {
+            self.first = self.first.min(lm);
         }
         let mut at = (l - self.base) as usize;
         if at == 0 {
@@ -144,10 +164,20 @@ impl Narrow {
         assert!(subs.iter().all(|&m| load[m as usize] >= g));
         // The component's members at g not met yet: at none left, no later subscriber is.
         let mut unseen = self.counts[(g - self.base) as usize];
+        let start = self.start(subs, load, g);
         let near = &mut self.near;
         near.clear();
         mine.reserve(left);
-        for (i, &m) in subs.iter().enumerate() {
+        // None at g before `start`: only the first ones at g + 1 are wanted there.
+        for (i, &m) in subs[..start].iter().enumerate() {
+            if load[m as usize] == g + 1 {
+                near.push(i as u32);
+                if near.len() == left {
+                    break;
+                }
+            }
+        }
+        for (i, &m) in (start..).zip(&subs[start..]) {
             let l = load[m as usize];
             if l == g {
                 mine.push(i as u32);
@@ -185,10 +215,43 @@ impl Narrow {
         }
         true
     }
+
+    /// The index of the first of `subs` (ascending local members, each at load `g` = the
+    /// lightest or above) that may be at `g`: that of the lowest member of the component at
+    /// `g`, found by moving the cursor on. Without a search (0) for a topic of less than a
+    /// quarter of the component, where moving the cursor could cost more than the pass it
+    /// spares (after a take-back lowered it).
+    fn start(&mut self, subs: &[u32], load: &[i64], g: i64) -> usize {
+        #[cfg(test)]
+        if CURSOR_OFF.with(std::cell::Cell::get) {
+            return 0;
+        }
+        if 4 * subs.len() < load.len() {
+            return 0;
+        }
+        // Some member is at g (counted), at or after the cursor.
+        match load
+            .get(self.first..)
+            .and_then(|rest| rest.iter().position(|&l| l == g))
+        {
+            Some(skip) => self.first += skip,
+            None => {
+                self.first = 0;
+                return 0;
+            }
+        }
+        subs.partition_point(|&m| (m as usize) < self.first)
+    }
 }
 
 #[cfg(test)]
 thread_local! {
+    /// Tests only: [`Narrow::two_levels`] passes over every subscriber (no cursor), for a
+    /// reference.
+    pub(crate) static CURSOR_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests only: a planted fault, [`Narrow::lower`] leaves the cursor where it is (so a
+    /// member taken back to the lowest load below it is skipped).
+    pub(crate) static CURSOR_KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests only: [`Narrow::two_levels`] always declines (every hand-out of several extras
     /// takes the general path), for a reference.
     pub(crate) static NARROW_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };

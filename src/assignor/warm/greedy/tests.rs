@@ -195,6 +195,44 @@ fn a_single_extra_goes_where_the_general_path_puts_it() {
     assert!(singles > 300, "singles {singles}");
 }
 
+/// A random proposal wide enough for levels: 64 to 213 members with loads 0 to 3, 2 to 7
+/// topics (f = 0) on most of them, a few extras each, some held; with the extras held per
+/// topic.
+fn wide(rng: &mut crate::assignor::tests::Rng) -> (Proposal, Vec<i32>) {
+    let n = 64 + rng.below(150) as u32;
+    let mut p = Proposal {
+        floor: Vec::new(),
+        has_extra: Vec::new(),
+        extra: Vec::new(),
+        subs: Default::default(),
+        count: Default::default(),
+        load: (0..n).map(|_| rng.below(4) as i64).collect(),
+    };
+    let mut held = Vec::new();
+    for _ in 0..2 + rng.below(6) {
+        let subs: Vec<u32> = (0..n).filter(|_| rng.below(8) > 0).collect();
+        let r = 2 + rng.below(subs.len() as u64 / 20) as i32;
+        let mut h = 0;
+        let count: Vec<i32> = (0..subs.len())
+            .map(|_| {
+                let k = i32::from(h < r / 2 && rng.below(40) == 0);
+                h += k;
+                k
+            })
+            .collect();
+        for (&m, &k) in subs.iter().zip(&count) {
+            p.load[m as usize] += i64::from(k);
+        }
+        p.floor.push(0);
+        p.has_extra.push(true);
+        p.extra.push(r);
+        p.subs.push(subs);
+        p.count.push(count);
+        held.push(h);
+    }
+    (p, held)
+}
+
 /// The hand-outs by load level choose what the passes over the subscribers choose: the same
 /// completed proposals, with and without levels, on random ones wide enough for levels (a
 /// few extras per topic, some held), and the levels were built for most of them.
@@ -204,37 +242,7 @@ fn hand_outs_by_level_choose_what_the_passes_choose() {
     let complete = |p: &Proposal, off: bool| completed_with(p, &LEVELS_OFF, off);
     let mut built = 0;
     for _ in 0..100 {
-        let n = 64 + rng.below(150) as u32;
-        let mut p = Proposal {
-            floor: Vec::new(),
-            has_extra: Vec::new(),
-            extra: Vec::new(),
-            subs: Default::default(),
-            count: Default::default(),
-            load: (0..n).map(|_| rng.below(4) as i64).collect(),
-        };
-        let mut held = Vec::new();
-        for _ in 0..2 + rng.below(6) {
-            let subs: Vec<u32> = (0..n).filter(|_| rng.below(8) > 0).collect();
-            let r = 2 + rng.below(subs.len() as u64 / 20) as i32;
-            let mut h = 0;
-            let count: Vec<i32> = (0..subs.len())
-                .map(|_| {
-                    let k = i32::from(h < r / 2 && rng.below(40) == 0);
-                    h += k;
-                    k
-                })
-                .collect();
-            for (&m, &k) in subs.iter().zip(&count) {
-                p.load[m as usize] += i64::from(k);
-            }
-            p.floor.push(0);
-            p.has_extra.push(true);
-            p.extra.push(r);
-            p.subs.push(subs);
-            p.count.push(count);
-            held.push(h);
-        }
+        let (p, held) = wide(&mut rng);
         built += usize::from(levels::Levels::new(&p, &held).is_some());
         assert_eq!(complete(&p, false), complete(&p, true));
     }
@@ -311,4 +319,38 @@ fn extras_by_two_levels_go_where_the_general_path_puts_them() {
         assert_eq!(got, complete(&p, true));
     }
     assert!(fast > 200, "two-level hand-outs {fast}");
+}
+
+/// The two-level pass started at the cursor (the lowest member at the lightest load) chooses
+/// what the pass over every subscriber does: the same completed proposals, with and without
+/// the cursor, on random ones shaped as a greedy completion leaves them (the lower members
+/// one unit heavier, a few lighter ones left among them), nothing held above the floors, so
+/// that the pass is taken and the improving passes take extras back below the cursor; the
+/// planted fault (the cursor not lowered by a take-back) is caught.
+#[test]
+fn two_levels_from_the_cursor_choose_what_the_whole_pass_does() {
+    let mut rng = crate::assignor::tests::Rng(47);
+    let complete = |p: &Proposal, off: bool| completed_with(p, &CURSOR_OFF, off);
+    let (mut fast, mut caught) = (0, 0);
+    for _ in 0..300 {
+        let n = 8 + rng.below(120) as u32;
+        let topics = 2 + rng.below(10) as usize;
+        let mut p = random(&mut rng, n, topics);
+        let cut = rng.below(u64::from(n)) as usize;
+        for (lm, l) in p.load.iter_mut().enumerate() {
+            *l = i64::from(lm < cut && rng.below(8) > 0) + i64::from(rng.below(16) == 0);
+        }
+        for lt in 0..p.subs.len() {
+            let f = p.floor[lt];
+            p.count[lt].iter_mut().for_each(|k| *k = (*k).min(f));
+        }
+        NARROW_TAKEN.with(|c| c.set(0));
+        let got = complete(&p, false);
+        fast += NARROW_TAKEN.with(std::cell::Cell::get);
+        assert_eq!(got, complete(&p, true));
+        caught += usize::from(completed_with(&p, &CURSOR_KEPT, true) != got);
+    }
+    println!("two-level hand-outs {fast}, planted fault caught {caught} times");
+    assert!(fast > 300, "two-level hand-outs {fast}");
+    assert!(caught > 5, "planted fault caught {caught} times");
 }
