@@ -67,6 +67,7 @@ use pool::Buf;
 pub(crate) use pool::release as release_buffers;
 
 mod certify;
+mod layout;
 mod pool;
 #[cfg(test)]
 mod tests;
@@ -104,17 +105,6 @@ fn less(a: &Cost, b: &Cost) -> bool {
         return a[2] < b[2];
     }
     a[3] < b[3]
-}
-
-/// Every component of `c` negated (wrapping), the four at once as the bytes of one word: the
-/// lay-out writes a reverse cost per edge, and lane by lane that took a dozen instructions.
-#[inline]
-fn negated(c: [i8; 4]) -> [i8; 4] {
-    // Per byte, −x = !x + 1; the sum is formed in the low seven bits (where + 1 cannot carry
-    // into the next byte) and the high bit added back by an exclusive or.
-    let not = !u32::from_ne_bytes(c.map(|x| x as u8));
-    let sum = ((not & 0x7f7f_7f7f) + 0x0101_0101) ^ (not & 0x8080_8080);
-    sum.to_ne_bytes().map(|x| x as i8)
 }
 
 /// One edge as added, before solving: the forward direction only.
@@ -168,6 +158,13 @@ pub(crate) struct Network {
     /// the edges are added (a convex edge's mark has one in the second): 0 makes
     /// `last_only`. Where a caller's cost is a constant, the or folds away.
     first_three: u32,
+    /// Node v's arcs counted at v + 2 as the edges are added (the lay-out turns the counts
+    /// into the starts of every node's arcs): one increment per end where the caller already
+    /// holds the edge, instead of a second pass over the edges.
+    degree: Buf<u32>,
+    /// Whether a warm-start flow was ever proposed ([`Network::preset`]): without one, the
+    /// lay-out has no flows to apply nor to check.
+    proposed: bool,
     /// After [`Network::solve`]: edge id / 2 → the slot of the edge's backward arc, whose
     /// residual capacity is the edge's flow.
     slot: Buf<u32>,
@@ -217,6 +214,8 @@ impl Network {
             convex_reach: 0,
             last_only: false,
             first_three: 0,
+            degree: Buf::filled(nodes + 2, 0),
+            proposed: false,
             slot: Buf::default(),
             arcs: Buf::default(),
             #[cfg(test)]
@@ -236,6 +235,8 @@ impl Network {
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
         self.first_three |= u32::from_le_bytes(cost.map(|x| x as u8)) & 0x00ff_ffff;
+        self.degree[u as usize + 2] += 1;
+        self.degree[v as usize + 2] += 1;
         let id = 2 * self.added.len();
         self.added.push(Added {
             from: u,
@@ -256,12 +257,14 @@ impl Network {
     /// flow.
     #[inline]
     pub fn preset(&mut self, id: usize, flow: i32) {
+        self.proposed = true;
         self.added[id / 2].preset = flow;
     }
 
     /// Adds `delta` units to the flow proposed on the edge `id` (see [`Network::preset`]).
     #[inline]
     pub fn add_preset(&mut self, id: usize, delta: i32) {
+        self.proposed = true;
         self.added[id / 2].preset += delta;
     }
 
@@ -309,89 +312,29 @@ impl Network {
         }
     }
 
-    /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
-    /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
-    /// every node's arcs and the proposed flows by slot of their forward arcs.
-    fn lay_out(&mut self) -> (Buf<u32>, Buf<(u32, i32)>) {
-        let n = self.nodes;
-        // Counted one place further up than the starts, so that the fill below, which moves
-        // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
-        // in place without a separate copy of them to fill from.
-        let mut start = Buf::filled(n + 2, 0u32);
-        let mut proposed = 0;
-        for a in &self.added {
-            start[a.from as usize + 2] += 1;
-            start[a.to as usize + 2] += 1;
-            proposed += usize::from(a.preset != 0);
-        }
-        for i in 2..n + 2 {
-            start[i] += start[i - 1];
-        }
-        // Both arcs of an edge are written as the edge is read, each into the next free slot
-        // of its tail: one sequential pass over the edges, without an index of ends by slot.
-        let added = std::mem::take(&mut self.added);
-        // Every slot is written below (two per edge, each edge's into free slots of its ends),
-        // so the blank only has to be cheap to fill: all zero bytes, a memset.
-        let blank = Arc {
-            to: 0,
-            rev: 0,
-            cap: 0,
-            convex: 0,
-            cost: [0; 4],
-        };
-        let mut arcs = Buf::filled(2 * added.len(), blank);
-        let mut slot = Buf::filled(added.len(), 0u32);
-        let mut presets = Buf::with_capacity(proposed);
-        for (a, slot) in added.iter().zip(slot.iter_mut()) {
-            let f = start[a.from as usize + 1];
-            start[a.from as usize + 1] = f + 1;
-            let r = start[a.to as usize + 1];
-            start[a.to as usize + 1] = r + 1;
-            let c = a.cost;
-            arcs[f as usize] = Arc {
-                to: a.to,
-                rev: r,
-                cap: a.cap,
-                convex: a.convex,
-                cost: c,
-            };
-            arcs[r as usize] = Arc {
-                to: a.from,
-                rev: f,
-                cap: 0,
-                convex: if a.convex == NONE {
-                    NONE
-                } else {
-                    a.convex | REVERSE
-                },
-                cost: negated(c),
-            };
-            *slot = r;
-            if a.preset != 0 {
-                presets.push((f, a.preset));
-            }
-        }
-        start.pop();
-        self.last_only = self.first_three == 0;
-        self.slot = slot;
-        self.arcs = arcs;
-        (start, presets)
-    }
-
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let (start, presets) = self.lay_out();
+        let (start, proposed) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
         // What the source can send at most: once that much flows, no augmenting path is
         // left, and the Dijkstra that would prove it (over every node reachable from the
-        // source) is skipped.
+        // source) is skipped. It is the capacity of the edges leaving the source, read off
+        // their arcs whatever flow they hold (the sum of an edge's two residual capacities):
+        // the source's arcs to higher nodes are those edges' forward arcs, edges going up.
         let supply: i64 = arcs_of(source as usize)
-            .map(|s| i64::from(self.arcs[s].cap.max(0)))
+            .map(|s| {
+                let arc = &self.arcs[s];
+                if arc.to > source {
+                    i64::from((arc.cap + self.arcs[arc.rev as usize].cap).max(0))
+                } else {
+                    0
+                }
+            })
             .sum();
         let (mut pi, mut total, cold) =
-            match self.warm_start(&start, &presets, source, sink, supply) {
+            match self.warm_start(&start, proposed, source, sink, supply) {
                 // The source sends all it can: no augmenting path is left, nor any phase to run.
                 certify::Warm::Full(value) => return value,
                 certify::Warm::Partial(pi, value) => (pi, value, false),
