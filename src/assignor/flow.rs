@@ -119,7 +119,8 @@ struct Added {
     preset: i32,
 }
 
-/// One residual arc in adjacency order.
+/// One residual arc in adjacency order: 16 bytes, so that a slot is an address shifted (the
+/// convex arcs, rare, are told apart by their mark and looked up in `Network::convex`).
 #[derive(Clone, Copy)]
 struct Arc {
     to: u32,
@@ -127,17 +128,17 @@ struct Arc {
     rev: u32,
     /// Residual capacity.
     cap: i32,
-    /// For a convex arc: index into `Network::convex_base`, with [`REVERSE`] set on the
-    /// backward arc; [`NONE`] otherwise.
-    convex: u32,
-    /// Fixed cost (the negation on a backward arc); for a convex arc, [`CONVEX_MARK`] or its
-    /// negation, never read as a cost.
+    /// Fixed cost (the negation on a backward arc); for a convex arc, [`CONVEX_MARK`], never
+    /// read as a cost.
     cost: [i8; 4],
 }
 
-/// What a convex edge's `cost` holds: anything but zero, so that the certification's scan
-/// tells the arcs that cost nothing by their `cost` alone.
-const CONVEX_MARK: [i8; 4] = [0, 1, 0, 0];
+/// What a convex edge's arcs hold as `cost`: not zero, so that the certification's scan
+/// tells the arcs that cost nothing by their `cost` alone; its own negation (−(−128) wraps
+/// to −128), so that both arcs of the edge hold it; and with a byte in the first three
+/// components, so that a network with a convex edge is never `last_only`. A fixed cost
+/// equal to it is looked up in `Network::convex`, found not convex, and read as itself.
+const CONVEX_MARK: [i8; 4] = [0, i8::MIN, 0, 0];
 
 /// Marks the backward arc of a convex edge.
 const REVERSE: u32 = 1 << 31;
@@ -170,6 +171,10 @@ pub(crate) struct Network {
     slot: Buf<u32>,
     /// After [`Network::solve`]: the residual arcs.
     arcs: Buf<Arc>,
+    /// After [`Network::solve`], if some edge is convex: by slot, for a convex arc, its
+    /// index into `convex_base`, with [`REVERSE`] set on the backward arc; [`NONE`] for the
+    /// others. Empty without a convex edge.
+    convex: Buf<u32>,
     /// Tests only: a deliberately broken solver, to show that the tests catch one.
     #[cfg(test)]
     pub planted: Planted,
@@ -218,6 +223,7 @@ impl Network {
             proposed: false,
             slot: Buf::default(),
             arcs: Buf::default(),
+            convex: Buf::default(),
             #[cfg(test)]
             planted: Planted::None,
         }
@@ -293,15 +299,37 @@ impl Network {
         self.arcs[self.slot[id / 2] as usize].cap
     }
 
-    /// The current cost of `arc`, one of this network's arcs.
+    /// For the arc in slot `s` holding `arc`: its index into `convex_base` (with [`REVERSE`]
+    /// on a backward arc) if it is convex, else [`NONE`].
     #[inline]
-    fn cost(&self, arc: &Arc) -> Cost {
-        if arc.convex == NONE {
+    fn convex_at(&self, arc: &Arc, s: usize) -> u32 {
+        if arc.cost != CONVEX_MARK {
+            return NONE;
+        }
+        self.convex.get(s).copied().unwrap_or(NONE)
+    }
+
+    /// The most a path or cycle through `arc`, in slot `s`, may carry: its residual
+    /// capacity, or one unit on a convex arc (whose next unit costs more).
+    #[inline]
+    fn room(&self, arc: &Arc, s: usize) -> i32 {
+        if self.convex_at(arc, s) == NONE {
+            arc.cap
+        } else {
+            1
+        }
+    }
+
+    /// The current cost of `arc`, one of this network's arcs, in slot `s`.
+    #[inline]
+    fn cost(&self, arc: &Arc, s: usize) -> Cost {
+        let convex = self.convex_at(arc, s);
+        if convex == NONE {
             let c = arc.cost;
             return [c[0].into(), c[1].into(), c[2].into(), c[3].into()];
         }
-        let base = self.convex_base[(arc.convex & !REVERSE) as usize];
-        if arc.convex & REVERSE == 0 {
+        let base = self.convex_base[(convex & !REVERSE) as usize];
+        if convex & REVERSE == 0 {
             // Forward: the next unit, number flow+1.
             let f = i64::from(self.arcs[arc.rev as usize].cap);
             [0, 2 * (base + f) + 1, 0, 0]
@@ -357,7 +385,7 @@ impl Network {
                     continue;
                 }
                 let v = arc.to as usize;
-                let d = add(pi[u], self.cost(&arc));
+                let d = add(pi[u], self.cost(&arc, s));
                 if !reached[v] || less(&d, &pi[v]) {
                     pi[v] = d;
                     reached[v] = true;
@@ -427,7 +455,7 @@ impl Network {
                         if done[v] {
                             continue;
                         }
-                        let nd = sub(add(base, self.cost(arc)), pi[v]);
+                        let nd = sub(add(base, self.cost(arc, s)), pi[v]);
                         if !reached[v] || less(&nd, &dist[v]) {
                             if !reached[v] {
                                 reached[v] = true;
@@ -475,7 +503,10 @@ impl Network {
                     for s in arcs_of(u) {
                         let arc = &self.arcs[s];
                         let v = arc.to as usize;
-                        if arc.cap > 0 && level[v] == u32::MAX && add(self.cost(arc), pu) == pi[v] {
+                        if arc.cap > 0
+                            && level[v] == u32::MAX
+                            && add(self.cost(arc, s), pu) == pi[v]
+                        {
                             level[v] = level[u] + 1;
                             queue.push(v as u32);
                             if v == sink as usize {
@@ -497,7 +528,7 @@ impl Network {
                         let mut push = i32::MAX;
                         for &s in &path {
                             let arc = &self.arcs[s];
-                            push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
+                            push = push.min(self.room(arc, s));
                         }
                         for &s in &path {
                             let rev = self.arcs[s].rev as usize;
@@ -516,7 +547,7 @@ impl Network {
                         let v = arc.to as usize;
                         if arc.cap > 0
                             && level[v] == level[u] + 1
-                            && add(self.cost(arc), pi[u]) == pi[v]
+                            && add(self.cost(arc, s), pi[u]) == pi[v]
                         {
                             path.push(s);
                             u = v;

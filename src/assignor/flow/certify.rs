@@ -12,7 +12,7 @@
 //! same, and returns the same distances and flow.
 
 use super::pool::{Buf, Shelved};
-use super::{Arc, Cost, NONE, Network, ZERO, add, less};
+use super::{Arc, CONVEX_MARK, Cost, NONE, Network, ZERO, add, less};
 #[cfg(test)]
 use super::{CANCELLED, CERTIFIED, Planted};
 
@@ -240,9 +240,9 @@ impl Network {
                     }
                     continue;
                 }
-                let d = if arc.convex != NONE {
+                let d = if arc.cost == CONVEX_MARK {
                     // Rare: kept apart so that the common case's cost stays in registers.
-                    du.plus(self.convex_cost(arc))
+                    du.plus(self.convex_cost(arc, slot(arc)))
                 } else {
                     du.plus_fixed(arc.cost)
                 };
@@ -257,8 +257,8 @@ impl Network {
     /// [`Network::cost`] of a convex arc, kept out of the relaxation loop.
     #[inline(never)]
     #[cold]
-    fn convex_cost(&self, arc: &Arc) -> Cost {
-        self.cost(arc)
+    fn convex_cost(&self, arc: &Arc, s: u32) -> Cost {
+        self.cost(arc, s as usize)
     }
 
     /// Pushes as much flow as possible around `cycle` (residual arc slots, each arc's head the
@@ -273,8 +273,8 @@ impl Network {
             if arc.cap <= 0 {
                 return false;
             }
-            push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
-            cost = add(cost, self.cost(arc));
+            push = push.min(self.room(arc, s as usize));
+            cost = add(cost, self.cost(arc, s as usize));
         }
         if cost >= ZERO {
             return false;

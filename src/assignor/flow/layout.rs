@@ -64,10 +64,14 @@ impl Network {
             to: 0,
             rev: 0,
             cap: 0,
-            convex: 0,
             cost: [0; 4],
         };
         let mut arcs = Buf::filled(2 * added.len(), blank);
+        let mut convex = if self.convex_base.is_empty() {
+            Buf::default()
+        } else {
+            Buf::filled(2 * added.len(), NONE)
+        };
         let mut slot = Buf::filled(added.len(), 0u32);
         // Both arcs of an edge are written as the edge is read, each into the next free slot
         // of its tail: one sequential pass over the edges, without an index of ends by slot.
@@ -82,24 +86,24 @@ impl Network {
                 to: a.to,
                 rev: r,
                 cap: a.cap - x,
-                convex: a.convex,
                 cost: c,
             };
             arcs[r as usize] = Arc {
                 to: a.from,
                 rev: f,
                 cap: x,
-                convex: if a.convex == NONE {
-                    NONE
-                } else {
-                    a.convex | REVERSE
-                },
                 cost: negated(c),
             };
+            if a.convex != NONE {
+                // `convex` has a slot per arc wherever an edge is convex.
+                convex[f as usize] = a.convex;
+                convex[r as usize] = a.convex | REVERSE;
+            }
             *slot = r;
         }
         self.slot = slot;
         self.arcs = arcs;
+        self.convex = convex;
     }
 
     /// Returns the arcs to zero flow: a flow only moves capacity between an arc and its
