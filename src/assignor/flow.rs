@@ -67,6 +67,7 @@ use pool::Buf;
 pub(crate) use pool::release as release_buffers;
 
 mod certify;
+mod layout;
 mod pool;
 #[cfg(test)]
 mod tests;
@@ -106,17 +107,6 @@ fn less(a: &Cost, b: &Cost) -> bool {
     a[3] < b[3]
 }
 
-/// Every component of `c` negated (wrapping), the four at once as the bytes of one word: the
-/// lay-out writes a reverse cost per edge, and lane by lane that took a dozen instructions.
-#[inline]
-fn negated(c: [i8; 4]) -> [i8; 4] {
-    // Per byte, −x = !x + 1; the sum is formed in the low seven bits (where + 1 cannot carry
-    // into the next byte) and the high bit added back by an exclusive or.
-    let not = !u32::from_ne_bytes(c.map(|x| x as u8));
-    let sum = ((not & 0x7f7f_7f7f) + 0x0101_0101) ^ (not & 0x8080_8080);
-    sum.to_ne_bytes().map(|x| x as i8)
-}
-
 /// One edge as added, before solving: the forward direction only.
 #[derive(Clone, Copy)]
 struct Added {
@@ -129,7 +119,8 @@ struct Added {
     preset: i32,
 }
 
-/// One residual arc in adjacency order.
+/// One residual arc in adjacency order: 16 bytes, so that a slot is an address shifted (the
+/// convex arcs, rare, are told apart by their mark and looked up in `Network::convex`).
 #[derive(Clone, Copy)]
 struct Arc {
     to: u32,
@@ -137,17 +128,17 @@ struct Arc {
     rev: u32,
     /// Residual capacity.
     cap: i32,
-    /// For a convex arc: index into `Network::convex_base`, with [`REVERSE`] set on the
-    /// backward arc; [`NONE`] otherwise.
-    convex: u32,
-    /// Fixed cost (the negation on a backward arc); for a convex arc, [`CONVEX_MARK`] or its
-    /// negation, never read as a cost.
+    /// Fixed cost (the negation on a backward arc); for a convex arc, [`CONVEX_MARK`], never
+    /// read as a cost.
     cost: [i8; 4],
 }
 
-/// What a convex edge's `cost` holds: anything but zero, so that the certification's scan
-/// tells the arcs that cost nothing by their `cost` alone.
-const CONVEX_MARK: [i8; 4] = [0, 1, 0, 0];
+/// What a convex edge's arcs hold as `cost`: not zero, so that the certification's scan
+/// tells the arcs that cost nothing by their `cost` alone; its own negation (−(−128) wraps
+/// to −128), so that both arcs of the edge hold it; and with a byte in the first three
+/// components, so that a network with a convex edge is never `last_only`. A fixed cost
+/// equal to it is looked up in `Network::convex`, found not convex, and read as itself.
+const CONVEX_MARK: [i8; 4] = [0, i8::MIN, 0, 0];
 
 /// Marks the backward arc of a convex edge.
 const REVERSE: u32 = 1 << 31;
@@ -168,11 +159,22 @@ pub(crate) struct Network {
     /// the edges are added (a convex edge's mark has one in the second): 0 makes
     /// `last_only`. Where a caller's cost is a constant, the or folds away.
     first_three: u32,
+    /// Node v's arcs counted at v + 2 as the edges are added (the lay-out turns the counts
+    /// into the starts of every node's arcs): one increment per end where the caller already
+    /// holds the edge, instead of a second pass over the edges.
+    degree: Buf<u32>,
+    /// Whether a warm-start flow was ever proposed ([`Network::preset`]): without one, the
+    /// lay-out has no flows to apply nor to check.
+    proposed: bool,
     /// After [`Network::solve`]: edge id / 2 → the slot of the edge's backward arc, whose
     /// residual capacity is the edge's flow.
     slot: Buf<u32>,
     /// After [`Network::solve`]: the residual arcs.
     arcs: Buf<Arc>,
+    /// After [`Network::solve`], if some edge is convex: by slot, for a convex arc, its
+    /// index into `convex_base`, with [`REVERSE`] set on the backward arc; [`NONE`] for the
+    /// others. Empty without a convex edge.
+    convex: Buf<u32>,
     /// Tests only: a deliberately broken solver, to show that the tests catch one.
     #[cfg(test)]
     pub planted: Planted,
@@ -217,8 +219,11 @@ impl Network {
             convex_reach: 0,
             last_only: false,
             first_three: 0,
+            degree: Buf::filled(nodes + 2, 0),
+            proposed: false,
             slot: Buf::default(),
             arcs: Buf::default(),
+            convex: Buf::default(),
             #[cfg(test)]
             planted: Planted::None,
         }
@@ -236,6 +241,8 @@ impl Network {
     pub fn edge(&mut self, u: u32, v: u32, cap: i32, cost: [i8; 4]) -> usize {
         debug_assert!(u < v);
         self.first_three |= u32::from_le_bytes(cost.map(|x| x as u8)) & 0x00ff_ffff;
+        self.degree[u as usize + 2] += 1;
+        self.degree[v as usize + 2] += 1;
         let id = 2 * self.added.len();
         self.added.push(Added {
             from: u,
@@ -256,12 +263,14 @@ impl Network {
     /// flow.
     #[inline]
     pub fn preset(&mut self, id: usize, flow: i32) {
+        self.proposed = true;
         self.added[id / 2].preset = flow;
     }
 
     /// Adds `delta` units to the flow proposed on the edge `id` (see [`Network::preset`]).
     #[inline]
     pub fn add_preset(&mut self, id: usize, delta: i32) {
+        self.proposed = true;
         self.added[id / 2].preset += delta;
     }
 
@@ -290,15 +299,37 @@ impl Network {
         self.arcs[self.slot[id / 2] as usize].cap
     }
 
-    /// The current cost of `arc`, one of this network's arcs.
+    /// For the arc in slot `s` holding `arc`: its index into `convex_base` (with [`REVERSE`]
+    /// on a backward arc) if it is convex, else [`NONE`].
     #[inline]
-    fn cost(&self, arc: &Arc) -> Cost {
-        if arc.convex == NONE {
+    fn convex_at(&self, arc: &Arc, s: usize) -> u32 {
+        if arc.cost != CONVEX_MARK {
+            return NONE;
+        }
+        self.convex.get(s).copied().unwrap_or(NONE)
+    }
+
+    /// The most a path or cycle through `arc`, in slot `s`, may carry: its residual
+    /// capacity, or one unit on a convex arc (whose next unit costs more).
+    #[inline]
+    fn room(&self, arc: &Arc, s: usize) -> i32 {
+        if self.convex_at(arc, s) == NONE {
+            arc.cap
+        } else {
+            1
+        }
+    }
+
+    /// The current cost of `arc`, one of this network's arcs, in slot `s`.
+    #[inline]
+    fn cost(&self, arc: &Arc, s: usize) -> Cost {
+        let convex = self.convex_at(arc, s);
+        if convex == NONE {
             let c = arc.cost;
             return [c[0].into(), c[1].into(), c[2].into(), c[3].into()];
         }
-        let base = self.convex_base[(arc.convex & !REVERSE) as usize];
-        if arc.convex & REVERSE == 0 {
+        let base = self.convex_base[(convex & !REVERSE) as usize];
+        if convex & REVERSE == 0 {
             // Forward: the next unit, number flow+1.
             let f = i64::from(self.arcs[arc.rev as usize].cap);
             [0, 2 * (base + f) + 1, 0, 0]
@@ -309,89 +340,29 @@ impl Network {
         }
     }
 
-    /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
-    /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
-    /// every node's arcs and the proposed flows by slot of their forward arcs.
-    fn lay_out(&mut self) -> (Buf<u32>, Buf<(u32, i32)>) {
-        let n = self.nodes;
-        // Counted one place further up than the starts, so that the fill below, which moves
-        // `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves the starts
-        // in place without a separate copy of them to fill from.
-        let mut start = Buf::filled(n + 2, 0u32);
-        let mut proposed = 0;
-        for a in &self.added {
-            start[a.from as usize + 2] += 1;
-            start[a.to as usize + 2] += 1;
-            proposed += usize::from(a.preset != 0);
-        }
-        for i in 2..n + 2 {
-            start[i] += start[i - 1];
-        }
-        // Both arcs of an edge are written as the edge is read, each into the next free slot
-        // of its tail: one sequential pass over the edges, without an index of ends by slot.
-        let added = std::mem::take(&mut self.added);
-        // Every slot is written below (two per edge, each edge's into free slots of its ends),
-        // so the blank only has to be cheap to fill: all zero bytes, a memset.
-        let blank = Arc {
-            to: 0,
-            rev: 0,
-            cap: 0,
-            convex: 0,
-            cost: [0; 4],
-        };
-        let mut arcs = Buf::filled(2 * added.len(), blank);
-        let mut slot = Buf::filled(added.len(), 0u32);
-        let mut presets = Buf::with_capacity(proposed);
-        for (a, slot) in added.iter().zip(slot.iter_mut()) {
-            let f = start[a.from as usize + 1];
-            start[a.from as usize + 1] = f + 1;
-            let r = start[a.to as usize + 1];
-            start[a.to as usize + 1] = r + 1;
-            let c = a.cost;
-            arcs[f as usize] = Arc {
-                to: a.to,
-                rev: r,
-                cap: a.cap,
-                convex: a.convex,
-                cost: c,
-            };
-            arcs[r as usize] = Arc {
-                to: a.from,
-                rev: f,
-                cap: 0,
-                convex: if a.convex == NONE {
-                    NONE
-                } else {
-                    a.convex | REVERSE
-                },
-                cost: negated(c),
-            };
-            *slot = r;
-            if a.preset != 0 {
-                presets.push((f, a.preset));
-            }
-        }
-        start.pop();
-        self.last_only = self.first_three == 0;
-        self.slot = slot;
-        self.arcs = arcs;
-        (start, presets)
-    }
-
     /// Sends a minimum-cost maximum flow from `source` to `sink`; returns its value.
     pub fn solve(&mut self, source: u32, sink: u32) -> i64 {
         let n = self.nodes;
-        let (start, presets) = self.lay_out();
+        let (start, proposed) = self.lay_out();
         let arcs_of = |u: usize| start[u] as usize..start[u + 1] as usize;
 
         // What the source can send at most: once that much flows, no augmenting path is
         // left, and the Dijkstra that would prove it (over every node reachable from the
-        // source) is skipped.
+        // source) is skipped. It is the capacity of the edges leaving the source, read off
+        // their arcs whatever flow they hold (the sum of an edge's two residual capacities):
+        // the source's arcs to higher nodes are those edges' forward arcs, edges going up.
         let supply: i64 = arcs_of(source as usize)
-            .map(|s| i64::from(self.arcs[s].cap.max(0)))
+            .map(|s| {
+                let arc = &self.arcs[s];
+                if arc.to > source {
+                    i64::from((arc.cap + self.arcs[arc.rev as usize].cap).max(0))
+                } else {
+                    0
+                }
+            })
             .sum();
         let (mut pi, mut total, cold) =
-            match self.warm_start(&start, &presets, source, sink, supply) {
+            match self.warm_start(&start, proposed, source, sink, supply) {
                 // The source sends all it can: no augmenting path is left, nor any phase to run.
                 certify::Warm::Full(value) => return value,
                 certify::Warm::Partial(pi, value) => (pi, value, false),
@@ -414,7 +385,7 @@ impl Network {
                     continue;
                 }
                 let v = arc.to as usize;
-                let d = add(pi[u], self.cost(&arc));
+                let d = add(pi[u], self.cost(&arc, s));
                 if !reached[v] || less(&d, &pi[v]) {
                     pi[v] = d;
                     reached[v] = true;
@@ -484,7 +455,7 @@ impl Network {
                         if done[v] {
                             continue;
                         }
-                        let nd = sub(add(base, self.cost(arc)), pi[v]);
+                        let nd = sub(add(base, self.cost(arc, s)), pi[v]);
                         if !reached[v] || less(&nd, &dist[v]) {
                             if !reached[v] {
                                 reached[v] = true;
@@ -532,7 +503,10 @@ impl Network {
                     for s in arcs_of(u) {
                         let arc = &self.arcs[s];
                         let v = arc.to as usize;
-                        if arc.cap > 0 && level[v] == u32::MAX && add(self.cost(arc), pu) == pi[v] {
+                        if arc.cap > 0
+                            && level[v] == u32::MAX
+                            && add(self.cost(arc, s), pu) == pi[v]
+                        {
                             level[v] = level[u] + 1;
                             queue.push(v as u32);
                             if v == sink as usize {
@@ -554,7 +528,7 @@ impl Network {
                         let mut push = i32::MAX;
                         for &s in &path {
                             let arc = &self.arcs[s];
-                            push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
+                            push = push.min(self.room(arc, s));
                         }
                         for &s in &path {
                             let rev = self.arcs[s].rev as usize;
@@ -573,7 +547,7 @@ impl Network {
                         let v = arc.to as usize;
                         if arc.cap > 0
                             && level[v] == level[u] + 1
-                            && add(self.cost(arc), pi[u]) == pi[v]
+                            && add(self.cost(arc, s), pi[u]) == pi[v]
                         {
                             path.push(s);
                             u = v;

@@ -12,7 +12,7 @@
 //! same, and returns the same distances and flow.
 
 use super::pool::{Buf, Shelved};
-use super::{Arc, Cost, NONE, Network, ZERO, add, less};
+use super::{Arc, CONVEX_MARK, Cost, NONE, Network, ZERO, add, less};
 #[cfg(test)]
 use super::{CANCELLED, CERTIFIED, Planted};
 
@@ -31,6 +31,17 @@ pub(super) const MAX_CANCELS: usize = 1024;
 /// has: it then costs about as much as a few phases of a cold start.
 pub(super) const WARM_WORK_PASSES: usize = 32;
 
+/// The proposed flows, as the lay-out applied them ([`Network::lay_out`]).
+pub(super) struct Proposed {
+    /// The edges with a flow proposed other than 0.
+    pub(super) edges: usize,
+    /// Whether every proposed flow lies within its edge's capacity (and is not negative);
+    /// one that does not is left at zero.
+    pub(super) within: bool,
+    /// By node, the flow applied into it less the flow applied out of it.
+    pub(super) balance: Buf<i64>,
+}
+
 /// What the warm start leaves the solver.
 pub(super) enum Warm {
     /// Certified, and the source already sends all it can (the value): no phase is left.
@@ -43,46 +54,38 @@ pub(super) enum Warm {
 }
 
 impl Network {
-    /// The warm start: applies the preset flows, cancels the negative cycles it meets, and
-    /// returns the flow's value with, unless it is `supply` (what the source can send at
-    /// most), potentials under which every residual arc has a non-negative reduced cost; or
-    /// [`Warm::Cold`], with the arcs left as they were, if the presets are not a flow or no
-    /// such potentials were found within the limits of the module docs.
+    /// The warm start: from the preset flows, as the lay-out applied them (`proposed`),
+    /// cancels the negative cycles it meets, and returns the flow's value with, unless it is
+    /// `supply` (what the source can send at most), potentials under which every residual
+    /// arc has a non-negative reduced cost; or [`Warm::Cold`], with the arcs back at zero
+    /// flow, if none was proposed, the presets are not a flow or no such potentials were
+    /// found within the limits of the module docs.
     pub(super) fn warm_start(
         &mut self,
         start: &[u32],
-        presets: &[(u32, i32)],
+        proposed: Option<Proposed>,
         source: u32,
         sink: u32,
         supply: i64,
     ) -> Warm {
-        if presets.is_empty() {
+        let Some(proposed) = proposed else {
+            return Warm::Cold;
+        };
+        if proposed.edges == 0 {
             return Warm::Cold;
         }
-        let n = self.nodes;
-        // A flow: within capacity, conserved everywhere but at the source and the sink.
-        let mut balance = Buf::filled(n, 0i64);
-        for &(f, x) in presets {
-            let arc = self.arcs[f as usize];
-            if x < 0 || x > arc.cap {
-                return Warm::Cold;
-            }
-            let from = self.arcs[arc.rev as usize].to as usize;
-            balance[from] -= i64::from(x);
-            balance[arc.to as usize] += i64::from(x);
-        }
+        // A flow: within capacity, conserved everywhere but at the source and the sink. The
+        // lay-out applied the flows within capacity; any other proposal is undone.
+        let balance = &proposed.balance;
         let value = balance[sink as usize];
-        if balance
-            .iter()
-            .enumerate()
-            .any(|(v, &b)| b != 0 && v != source as usize && v != sink as usize)
+        if !proposed.within
+            || balance
+                .iter()
+                .enumerate()
+                .any(|(v, &b)| b != 0 && v != source as usize && v != sink as usize)
         {
+            self.undo_flow();
             return Warm::Cold;
-        }
-        for &(f, x) in presets {
-            let rev = self.arcs[f as usize].rev as usize;
-            self.arcs[f as usize].cap -= x;
-            self.arcs[rev].cap += x;
         }
         #[cfg(test)]
         let unpacked = self.planted == Planted::Unpacked;
@@ -153,14 +156,8 @@ impl Network {
                 if self.planted == Planted::GiveUpUndoingNothing {
                     return None;
                 }
-                // Undo the presets and every cancellation: back to zero flow. Both only move
-                // capacity between an arc and its reverse, so an edge's capacity is the sum of
-                // its arcs' residual capacities, and its backward arc's is 0 at zero flow.
-                for &r in &self.slot {
-                    let f = self.arcs[r as usize].rev as usize;
-                    self.arcs[f].cap += self.arcs[r as usize].cap;
-                    self.arcs[r as usize].cap = 0;
-                }
+                // Undo the presets and every cancellation: back to zero flow.
+                self.undo_flow();
                 return None;
             }
             work += self.relax_round(start, &round, &mut labels, &mut next_round);
@@ -243,9 +240,9 @@ impl Network {
                     }
                     continue;
                 }
-                let d = if arc.convex != NONE {
+                let d = if arc.cost == CONVEX_MARK {
                     // Rare: kept apart so that the common case's cost stays in registers.
-                    du.plus(self.convex_cost(arc))
+                    du.plus(self.convex_cost(arc, slot(arc)))
                 } else {
                     du.plus_fixed(arc.cost)
                 };
@@ -260,8 +257,8 @@ impl Network {
     /// [`Network::cost`] of a convex arc, kept out of the relaxation loop.
     #[inline(never)]
     #[cold]
-    fn convex_cost(&self, arc: &Arc) -> Cost {
-        self.cost(arc)
+    fn convex_cost(&self, arc: &Arc, s: u32) -> Cost {
+        self.cost(arc, s as usize)
     }
 
     /// Pushes as much flow as possible around `cycle` (residual arc slots, each arc's head the
@@ -276,8 +273,8 @@ impl Network {
             if arc.cap <= 0 {
                 return false;
             }
-            push = push.min(if arc.convex == NONE { arc.cap } else { 1 });
-            cost = add(cost, self.cost(arc));
+            push = push.min(self.room(arc, s as usize));
+            cost = add(cost, self.cost(arc, s as usize));
         }
         if cost >= ZERO {
             return false;

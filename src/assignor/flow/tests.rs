@@ -264,7 +264,7 @@ fn negated_costs_are_negated_lane_by_lane() {
         for lane in 0..4 {
             let mut c = [3, -1, 0, 127];
             c[lane] = x;
-            assert_eq!(super::negated(c), c.map(i8::wrapping_neg), "{c:?}");
+            assert_eq!(super::layout::negated(c), c.map(i8::wrapping_neg), "{c:?}");
         }
     }
 }

@@ -1,0 +1,130 @@
+//! The lay-out of a network's edges into residual arcs in adjacency order (CSR), with the
+//! proposed warm-start flows applied as the arcs are written.
+
+use super::pool::Buf;
+use super::{Added, Arc, NONE, Network, REVERSE, certify};
+
+impl Network {
+    /// Lays the arcs out in adjacency order: a node's arcs are those of edge ids 0, 1, 2, …
+    /// leaving it, in id order (edge 2k leaves its tail, 2k+1 its head). Returns the start of
+    /// every node's arcs and, if flows were proposed, what they came to.
+    ///
+    /// The proposed flows are applied as the arcs are written (each edge's within its
+    /// capacity; one that is not counts as not within and is left at zero), so that the warm
+    /// start need not read them again: it undoes them all if they do not form a flow.
+    pub(super) fn lay_out(&mut self) -> (Buf<u32>, Option<certify::Proposed>) {
+        let n = self.nodes;
+        // Counted one place further up than the starts (in `edge`), so that the fill below,
+        // which moves `start[v + 1]` from v's start to v's end (= the start of v + 1), leaves
+        // the starts in place without a separate copy of them to fill from.
+        let mut start = std::mem::take(&mut self.degree);
+        for i in 2..n + 2 {
+            start[i] += start[i - 1];
+        }
+        let added = std::mem::take(&mut self.added);
+        let proposed = if self.proposed {
+            let mut p = certify::Proposed {
+                edges: 0,
+                within: true,
+                balance: Buf::filled(n, 0i64),
+            };
+            self.fill(&added, &mut start, |a| {
+                let x = a.preset;
+                if x == 0 {
+                    return 0;
+                }
+                p.edges += 1;
+                if x < 0 || x > a.cap {
+                    p.within = false;
+                    return 0;
+                }
+                p.balance[a.from as usize] -= i64::from(x);
+                p.balance[a.to as usize] += i64::from(x);
+                x
+            });
+            Some(p)
+        } else {
+            self.fill(&added, &mut start, |_| 0);
+            None
+        };
+        start.pop();
+        self.last_only = self.first_three == 0;
+        (start, proposed)
+    }
+
+    /// The lay-out's fill ([`Network::lay_out`]): writes both arcs of every edge of `added`
+    /// into the next free slots of its ends (`start[v + 1]`, moved up as it goes), with
+    /// `flow(edge)` units on it (0 ≤ flow ≤ capacity), and records the edges' backward slots.
+    // Always: the closure then folds into the loop (and the flow-less one to nothing).
+    #[inline(always)]
+    fn fill(&mut self, added: &[Added], start: &mut [u32], mut flow: impl FnMut(&Added) -> i32) {
+        // Every slot is written below (two per edge, each edge's into free slots of its ends),
+        // so the blank only has to be cheap to fill: all zero bytes, a memset.
+        let blank = Arc {
+            to: 0,
+            rev: 0,
+            cap: 0,
+            cost: [0; 4],
+        };
+        let mut arcs = Buf::filled(2 * added.len(), blank);
+        let mut convex = if self.convex_base.is_empty() {
+            Buf::default()
+        } else {
+            Buf::filled(2 * added.len(), NONE)
+        };
+        let mut slot = Buf::filled(added.len(), 0u32);
+        // Both arcs of an edge are written as the edge is read, each into the next free slot
+        // of its tail: one sequential pass over the edges, without an index of ends by slot.
+        for (a, slot) in added.iter().zip(slot.iter_mut()) {
+            let f = start[a.from as usize + 1];
+            start[a.from as usize + 1] = f + 1;
+            let r = start[a.to as usize + 1];
+            start[a.to as usize + 1] = r + 1;
+            let x = flow(a);
+            let c = a.cost;
+            arcs[f as usize] = Arc {
+                to: a.to,
+                rev: r,
+                cap: a.cap - x,
+                cost: c,
+            };
+            arcs[r as usize] = Arc {
+                to: a.from,
+                rev: f,
+                cap: x,
+                cost: negated(c),
+            };
+            if a.convex != NONE {
+                // `convex` has a slot per arc wherever an edge is convex.
+                convex[f as usize] = a.convex;
+                convex[r as usize] = a.convex | REVERSE;
+            }
+            *slot = r;
+        }
+        self.slot = slot;
+        self.arcs = arcs;
+        self.convex = convex;
+    }
+
+    /// Returns the arcs to zero flow: a flow only moves capacity between an arc and its
+    /// reverse, so an edge's capacity is the sum of its arcs' residual capacities, and its
+    /// backward arc's is 0 at zero flow.
+    pub(super) fn undo_flow(&mut self) {
+        for &r in &self.slot {
+            let f = self.arcs[r as usize].rev as usize;
+            self.arcs[f].cap += self.arcs[r as usize].cap;
+            self.arcs[r as usize].cap = 0;
+        }
+    }
+}
+
+/// Every component of `c` negated (wrapping), the four at once as the bytes of one word: the
+/// lay-out writes a reverse cost per edge, and lane by lane that took a dozen instructions.
+#[inline]
+pub(super) fn negated(c: [i8; 4]) -> [i8; 4] {
+    // Per byte, −x = !x + 1; the sum is formed in the low seven bits (where + 1 cannot carry
+    // into the next byte) and the high bit added back by an exclusive or.
+    let not = !u32::from_ne_bytes(c.map(|x| x as u8));
+    let sum = ((not & 0x7f7f_7f7f) + 0x0101_0101) ^ (not & 0x8080_8080);
+    sum.to_ne_bytes().map(|x| x as i8)
+}
