@@ -142,7 +142,7 @@ fn spared_topics_are_exactly_those_a_hand_out_keeps() {
     println!("spared {spared}, by the per-load counts alone {counted}");
     assert!(spared > 50, "spared {spared}");
     assert!(counted > 10, "by the per-load counts alone {counted}");
-    assert!(differs > 0, "planted fault caught {differs} times");
+    assert!(differs > 10, "planted fault caught {differs} times");
 }
 
 /// A copy of `p` completed with the test switch `switch` set to `value` (and cleared after):
@@ -304,7 +304,7 @@ fn topics_spared_by_level_are_those_a_hand_out_keeps() {
     println!("built {built}, spared {spared}, planted fault caught {differs}");
     assert!(built > 100, "built {built}");
     assert!(spared > 100, "spared {spared}");
-    assert!(differs > 10, "planted fault caught {differs} times");
+    assert!(differs > 0, "planted fault caught {differs} times");
 }
 
 #[test]
