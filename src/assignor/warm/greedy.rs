@@ -101,6 +101,9 @@ impl Proposal {
                     continue;
                 }
                 if let Some(levels) = &mut levels {
+                    if levels.hands_out_the_same(self, lt, was) {
+                        continue;
+                    }
                     levels.take_back(self, lt, was);
                     levels.hand_out(self, lt, was.len(), &mut mine);
                 } else {
