@@ -142,13 +142,13 @@ impl<'a> Problem<'a> {
     ///
     /// `lists[m]` holds `(topic index, partition)` pairs in any order.
     pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
-        let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
         let partitions = lists.iter().map(Vec::len).sum();
         let members = lists
             .into_iter()
             .enumerate()
             .map(|(m, list)| (MemberId(self.members[m].id.clone()), list));
-        Assignment::from_pairs(&names, members, partitions)
+        let name = |t: usize| self.topics[t].name.as_str();
+        Assignment::from_pairs(self.topics.len(), name, members, partitions)
     }
 }
 
