@@ -146,37 +146,47 @@ impl Assignment {
         self.topic_ends.push(self.topic_names.len() as u32);
     }
 
-    /// Builds an assignment from members given ascending by id, each with its pairs
-    /// `(topic index, partition)` in any order, where topic indices number the `topics`
-    /// names given by `name` (ascending and distinct) in order: each member's pairs are
-    /// sorted (by topic, then partition) and cut into one list per topic, and only the
-    /// topics that occur are kept. `partitions` is the total number of pairs (room reserved
-    /// up front; any value is correct).
+    /// Builds an assignment from members given ascending by id (`ids`), each with its pairs
+    /// `(topic index, partition)` in `lists` (in the same order), in any order, where topic
+    /// indices number the `topics` names given by `name` (ascending and distinct) in order:
+    /// each member's pairs are sorted (by topic, then partition, sorting `lists` in place
+    /// where needed) and cut into one list per topic, and only the topics that occur are
+    /// kept. `partitions` is the total number of pairs (room reserved up front; any value is
+    /// correct).
     pub(crate) fn from_pairs<'n>(
         topics: usize,
         name: impl Fn(usize) -> &'n str,
-        members: impl Iterator<Item = (MemberId, Vec<(u32, i32)>)>,
+        ids: impl Iterator<Item = MemberId>,
+        lists: &mut [Vec<(u32, i32)>],
         partitions: usize,
     ) -> Assignment {
         let mut out = Assignment::default();
+        // The ids first, all of them: each is an allocation, and allocating them while the
+        // lists are still held (freed by the caller afterwards) is cheaper than interleaving
+        // small allocations with freeing the lists.
+        out.members.reserve_exact(lists.len());
+        out.members.extend(ids.map(|id| (id, 0)));
+        debug_assert!(out.members.is_sorted_by(|(a, _), (b, _)| a < b));
         out.partitions.reserve_exact(partitions);
         // At most one run per partition; with spread most members hold one partition of
         // each of their topics, so this is close, and growing it by doubling cost copies.
         out.runs.reserve_exact(partitions);
         let mut used = vec![u32::MAX; topics];
-        out.members.reserve_exact(members.size_hint().0);
-        for (id, mut list) in members {
+        for (m, list) in lists.iter_mut().enumerate() {
             let (first_run, start) = (out.runs.len(), out.partitions.len());
-            if !out.append_sorted(&mut used, &list) {
+            if !out.append_sorted(&mut used, list) {
                 // Rare: the assignors give their pairs sorted.
                 out.runs.truncate(first_run);
                 out.partitions.truncate(start);
                 list.sort_unstable();
-                out.append_sorted(&mut used, &list);
+                out.append_sorted(&mut used, list);
             }
-            debug_assert!(out.members.last().is_none_or(|(last, _)| *last < id));
-            out.members.push((id, out.runs.len() as u32));
+            if let Some(member) = out.members.get_mut(m) {
+                member.1 = out.runs.len() as u32;
+            }
         }
+        // A member without a list (fewer lists than ids) has none.
+        out.members.truncate(lists.len());
         // Number the topics that occur, in name order, and renumber the runs.
         let (count, bytes) = used
             .iter()
@@ -502,12 +512,8 @@ mod tests {
         let flat = Assignment::from_pairs(
             names.len(),
             |t| names[t],
-            [
-                (MemberId::from("A"), vec![]),
-                (MemberId::from("B"), vec![(2, 3), (1, 0), (2, 1)]),
-                (MemberId::from("C"), vec![(1, 2)]),
-            ]
-            .into_iter(),
+            ["A", "B", "C"].into_iter().map(MemberId::from),
+            &mut [vec![], vec![(2, 3), (1, 0), (2, 1)], vec![(1, 2)]],
             4,
         );
         let mut without_empty = sample();
@@ -560,8 +566,14 @@ mod tests {
                 }
             }
             let total = members.iter().map(|(_, pairs)| pairs.len()).sum();
-            let flat =
-                Assignment::from_pairs(names.len(), |t| names[t], members.into_iter(), total);
+            let (ids, mut lists): (Vec<MemberId>, Vec<_>) = members.into_iter().unzip();
+            let flat = Assignment::from_pairs(
+                names.len(),
+                |t| names[t],
+                ids.into_iter(),
+                &mut lists,
+                total,
+            );
             wrong += usize::from(flat != Assignment::from(map));
         }
         wrong
