@@ -29,11 +29,13 @@ pub type AssignmentMap = BTreeMap<MemberId, BTreeMap<String, Vec<i32>>>;
 /// exactly when their [maps](Assignment::to_map) are.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct Assignment {
-    /// The topic names that occur, ascending and distinct.
-    topics: Vec<String>,
+    /// The names of the topics that occur, ascending and distinct, one after the other.
+    topic_names: String,
+    /// Where each topic's name ends in `topic_names`, by topic index.
+    topic_ends: Vec<u32>,
     /// Members ascending by id, each with the end of its runs in `runs`.
     members: Vec<(MemberId, u32)>,
-    /// Per member, ascending by topic: (index into `topics`, end of its list in `partitions`).
+    /// Per member, ascending by topic: (topic index, end of its list in `partitions`).
     runs: Vec<(u32, u32)>,
     /// Every list, one after the other.
     partitions: Vec<i32>,
@@ -128,53 +130,82 @@ impl Assignment {
         }
     }
 
-    /// Builds an assignment from members given ascending by id, each with its pairs
-    /// `(topic index, partition)` in any order, where topic indices number `names`
-    /// (ascending and distinct) in order: each member's pairs are sorted (by topic, then
-    /// partition) and cut into one list per topic, and only the topics that occur are kept.
-    /// `partitions` is the total number of pairs (room reserved up front; any value is
+    /// The name of topic `t` (an index into `topic_ends`).
+    fn topic(&self, t: u32) -> &str {
+        let t = t as usize;
+        let start = if t == 0 { 0 } else { self.topic_ends[t - 1] };
+        // Every range lies on the boundaries of whole names, pushed one after the other.
+        self.topic_names
+            .get(start as usize..self.topic_ends[t] as usize)
+            .unwrap_or_default()
+    }
+
+    /// Appends a topic name, the next topic index.
+    fn push_topic(&mut self, name: &str) {
+        self.topic_names.push_str(name);
+        self.topic_ends.push(self.topic_names.len() as u32);
+    }
+
+    /// Builds an assignment from members given ascending by id (`ids`), each with its pairs
+    /// `(topic index, partition)` in `lists` (in the same order), in any order, where topic
+    /// indices number the `topics` names given by `name` (ascending and distinct) in order:
+    /// each member's pairs are sorted (by topic, then partition, sorting `lists` in place
+    /// where needed) and cut into one list per topic, and only the topics that occur are
+    /// kept. `partitions` is the total number of pairs (room reserved up front; any value is
     /// correct).
-    pub(crate) fn from_pairs(
-        names: &[&str],
-        members: impl Iterator<Item = (MemberId, Vec<(u32, i32)>)>,
+    pub(crate) fn from_pairs<'n>(
+        topics: usize,
+        name: impl Fn(usize) -> &'n str,
+        ids: impl Iterator<Item = MemberId>,
+        lists: &mut [Vec<(u32, i32)>],
         partitions: usize,
     ) -> Assignment {
         let mut out = Assignment::default();
+        // The ids first, all of them: each is an allocation, and allocating them while the
+        // lists are still held (freed by the caller afterwards) is cheaper than interleaving
+        // small allocations with freeing the lists.
+        out.members.reserve_exact(lists.len());
+        out.members.extend(ids.map(|id| (id, 0)));
+        debug_assert!(out.members.is_sorted_by(|(a, _), (b, _)| a < b));
         out.partitions.reserve_exact(partitions);
         // At most one run per partition; with spread most members hold one partition of
         // each of their topics, so this is close, and growing it by doubling cost copies.
         out.runs.reserve_exact(partitions);
-        let mut used = vec![u32::MAX; names.len()];
-        out.members.reserve_exact(members.size_hint().0);
-        for (id, mut list) in members {
-            let start = out.partitions.len() as u32;
-            if marked_one_per_topic(&list, &mut used) {
-                // Sorted, each pair its own list (spread gives a member one partition of each
-                // of many topics): one run per pair, without looking for where runs end.
-                out.runs
-                    .extend((start + 1..).zip(&list).map(|(end, &(t, _))| (t, end)));
-            } else {
-                if !list.is_sorted() {
-                    list.sort_unstable();
-                }
-                cut_runs(&mut out.runs, &mut used, &list, start);
+        let mut used = vec![u32::MAX; topics];
+        for (m, list) in lists.iter_mut().enumerate() {
+            let (first_run, start) = (out.runs.len(), out.partitions.len());
+            if !out.append_sorted(&mut used, list) {
+                // Rare: the assignors give their pairs sorted.
+                out.runs.truncate(first_run);
+                out.partitions.truncate(start);
+                list.sort_unstable();
+                out.append_sorted(&mut used, list);
             }
-            out.partitions.extend(list.iter().map(|&(_, p)| p));
-            debug_assert!(out.members.last().is_none_or(|(last, _)| *last < id));
-            out.members.push((id, out.runs.len() as u32));
+            if let Some(member) = out.members.get_mut(m) {
+                member.1 = out.runs.len() as u32;
+            }
         }
+        // A member without a list (fewer lists than ids) has none.
+        out.members.truncate(lists.len());
         // Number the topics that occur, in name order, and renumber the runs.
+        let (count, bytes) = used
+            .iter()
+            .enumerate()
+            .filter(|&(_, &slot)| slot == 0)
+            .fold((0, 0), |(c, b), (t, _)| (c + 1, b + name(t).len()));
+        out.topic_ends.reserve_exact(count);
+        out.topic_names.reserve_exact(bytes);
         for (t, slot) in used.iter_mut().enumerate() {
             if *slot == 0 {
-                *slot = out.topics.len() as u32;
-                out.topics.push(names[t].to_owned());
+                *slot = out.topic_ends.len() as u32;
+                out.push_topic(name(t));
             }
         }
         // When every topic occurs, topic t is numbered t: the runs are numbered already.
         #[cfg(test)]
-        let renumber = out.topics.len() < names.len() && !planted::IDENTITY_SKIPPED.get();
+        let renumber = count < topics && !planted::IDENTITY_SKIPPED.get();
         #[cfg(not(test))]
-        let renumber = out.topics.len() < names.len();
+        let renumber = count < topics;
         if renumber {
             for run in &mut out.runs {
                 run.0 = used[run.0 as usize];
@@ -185,51 +216,86 @@ impl Assignment {
         }
         out
     }
+
+    /// Appends the runs and partitions of `list` and marks its topics in `used` (with 0), as
+    /// long as `list` is sorted (by topic, then partition); returns whether it is. When it is
+    /// not, what was appended is to be cut off and `list` sorted first.
+    fn append_sorted(&mut self, used: &mut [u32], list: &[(u32, i32)]) -> bool {
+        let start = self.partitions.len() as u32;
+        // With spread a member mostly holds one partition of each of its topics: a prefix of
+        // one pair per topic is cut without looking for where runs end.
+        let single = one_per_topic(list, used);
+        let Some(&(mut current, mut last)) = single.checked_sub(1).map(|i| &list[i]) else {
+            return true;
+        };
+        // Enumerated rather than zipped with a range of ends: a range's steps are checked for
+        // overflow one by one.
+        self.runs.extend(
+            list[..single - 1]
+                .iter()
+                .enumerate()
+                .map(|(i, &(t, _))| (t, start + 1 + i as u32)),
+        );
+        if single < list.len() {
+            // Written in place rather than pushed: a push checks capacity and stores the
+            // length each time. At most one run per remaining pair before the last run.
+            let first = self.runs.len();
+            self.runs.resize(first + list.len() - single, (0, 0));
+            let runs = &mut self.runs[first..];
+            let mut k = 0;
+            let base = start + single as u32;
+            for (i, &(t, p)) in list[single..].iter().enumerate() {
+                if t != current {
+                    if t < current {
+                        return false;
+                    }
+                    let end = base + i as u32;
+                    runs[k] = (current, end);
+                    k += 1;
+                    used[t as usize] = 0;
+                    current = t;
+                } else if p < last {
+                    return false;
+                }
+                last = p;
+            }
+            self.runs.truncate(first + k);
+        }
+        self.runs.push((current, start + list.len() as u32));
+        self.partitions.extend(list.iter().map(|&(_, p)| p));
+        true
+    }
 }
 
-/// Marks the topics of `list` in `used` (with 0) for as long as they strictly increase,
-/// and returns whether they do throughout: then `list` is sorted, has one pair per topic and
-/// all its topics are marked. (Only topics of `list` are marked, whatever the answer.)
+/// Marks the topics of `list` in `used` (with 0) for as long as they strictly increase, and
+/// returns for how many pairs they do (from the first; none only for an empty list).
 #[inline]
-fn marked_one_per_topic(list: &[(u32, i32)], used: &mut [u32]) -> bool {
+fn one_per_topic(list: &[(u32, i32)], used: &mut [u32]) -> usize {
     let Some((&(mut last, _), rest)) = list.split_first() else {
-        return true;
+        return 0;
     };
     used[last as usize] = 0;
     #[cfg(test)]
     if planted::REPEATS_UNSEEN.get() {
+        let mut n = 1;
         for &(t, _) in rest {
+            if t < last {
+                break;
+            }
             used[t as usize] = 0;
+            last = t;
+            n += 1;
         }
-        return list.is_sorted_by_key(|&(t, _)| t);
+        return n;
     }
-    for &(t, _) in rest {
+    for (i, &(t, _)) in rest.iter().enumerate() {
         if t <= last {
-            return false;
+            return i + 1;
         }
         used[t as usize] = 0;
         last = t;
     }
-    true
-}
-
-/// Appends to `runs` one run per topic of `list`, sorted by topic (its topic and where its
-/// list ends, the member's partitions starting at `start`), and marks its topics in `used`
-/// (with 0).
-fn cut_runs(runs: &mut Vec<(u32, u32)>, used: &mut [u32], list: &[(u32, i32)], start: u32) {
-    let Some((&(mut current, _), rest)) = list.split_first() else {
-        return;
-    };
-    used[current as usize] = 0;
-    // One element at a time rather than by searching run ends: runs are often short.
-    for (end, &(t, _)) in (start + 1..).zip(rest) {
-        if t != current {
-            runs.push((current, end));
-            current = t;
-            used[t as usize] = 0;
-        }
-    }
-    runs.push((current, start + list.len() as u32));
+    list.len()
 }
 
 /// Faults a test may plant on its thread, to show the tests catch them.
@@ -252,10 +318,10 @@ impl From<AssignmentMap> for Assignment {
             .flat_map(|topics| topics.keys().map(String::as_str))
             .collect();
         let names: Vec<&str> = names.into_iter().collect();
-        let mut out = Assignment {
-            topics: names.iter().map(|&t| t.to_owned()).collect(),
-            ..Assignment::default()
-        };
+        let mut out = Assignment::default();
+        for name in &names {
+            out.push_topic(name);
+        }
         for (id, topics) in &map {
             for (t, parts) in topics {
                 // Every name is in the table: it was collected from these maps.
@@ -276,10 +342,7 @@ impl<'a> MemberTopics<'a> {
         (self.start..self.end).map(move |r| {
             let start = if r == 0 { 0 } else { a.runs[r - 1].1 };
             let (t, end) = a.runs[r];
-            (
-                a.topics[t as usize].as_str(),
-                &a.partitions[start as usize..end as usize],
-            )
+            (a.topic(t), &a.partitions[start as usize..end as usize])
         })
     }
 
@@ -447,13 +510,10 @@ mod tests {
         // of order are sorted.
         let names = ["T0", "T1", "T2", "T9"];
         let flat = Assignment::from_pairs(
-            &names,
-            [
-                (MemberId::from("A"), vec![]),
-                (MemberId::from("B"), vec![(2, 3), (1, 0), (2, 1)]),
-                (MemberId::from("C"), vec![(1, 2)]),
-            ]
-            .into_iter(),
+            names.len(),
+            |t| names[t],
+            ["A", "B", "C"].into_iter().map(MemberId::from),
+            &mut [vec![], vec![(2, 3), (1, 0), (2, 1)], vec![(1, 2)]],
             4,
         );
         let mut without_empty = sample();
@@ -506,7 +566,14 @@ mod tests {
                 }
             }
             let total = members.iter().map(|(_, pairs)| pairs.len()).sum();
-            let flat = Assignment::from_pairs(&names, members.into_iter(), total);
+            let (ids, mut lists): (Vec<MemberId>, Vec<_>) = members.into_iter().unzip();
+            let flat = Assignment::from_pairs(
+                names.len(),
+                |t| names[t],
+                ids.into_iter(),
+                &mut lists,
+                total,
+            );
             wrong += usize::from(flat != Assignment::from(map));
         }
         wrong

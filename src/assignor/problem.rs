@@ -141,14 +141,11 @@ impl<'a> Problem<'a> {
     /// Builds the output from per-member, per-topic partition lists.
     ///
     /// `lists[m]` holds `(topic index, partition)` pairs in any order.
-    pub fn assignment(&self, lists: Vec<Vec<(u32, i32)>>) -> Assignment {
-        let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
+    pub fn assignment(&self, mut lists: Vec<Vec<(u32, i32)>>) -> Assignment {
         let partitions = lists.iter().map(Vec::len).sum();
-        let members = lists
-            .into_iter()
-            .enumerate()
-            .map(|(m, list)| (MemberId(self.members[m].id.clone()), list));
-        Assignment::from_pairs(&names, members, partitions)
+        let ids = self.members.iter().map(|m| MemberId(m.id.clone()));
+        let name = |t: usize| self.topics[t].name.as_str();
+        Assignment::from_pairs(self.topics.len(), name, ids, &mut lists, partitions)
     }
 }
 
