@@ -119,13 +119,7 @@ fn random(rng: &mut crate::assignor::tests::Rng, n: u32, topics: usize) -> Propo
 #[test]
 fn spared_topics_are_exactly_those_a_hand_out_keeps() {
     let mut rng = crate::assignor::tests::Rng(29);
-    let complete = |p: &Proposal, same: Option<bool>| {
-        SAME_OVERRIDE.with(|c| c.set(same));
-        let mut q = p.clone();
-        let done = q.complete();
-        SAME_OVERRIDE.with(|c| c.set(None));
-        (done, q.count, q.load)
-    };
+    let complete = completed_same;
     let (mut differs, mut spared, mut counted) = (0, 0, 0);
     for _ in 0..300 {
         let n = 2 + rng.below(12) as u32;
@@ -143,6 +137,16 @@ fn spared_topics_are_exactly_those_a_hand_out_keeps() {
     assert!(spared > 50, "spared {spared}");
     assert!(counted > 10, "by the per-load counts alone {counted}");
     assert!(differs > 10, "planted fault caught {differs} times");
+}
+
+/// A copy of `p` completed with the sameness test overridden by `same` (cleared after):
+/// whether it completed, its counts and its loads.
+fn completed_same(p: &Proposal, same: Option<bool>) -> (bool, super::super::Ragged<i32>, Vec<i64>) {
+    SAME_OVERRIDE.with(|c| c.set(same));
+    let mut q = p.clone();
+    let done = q.complete();
+    SAME_OVERRIDE.with(|c| c.set(None));
+    (done, q.count, q.load)
 }
 
 /// A copy of `p` completed with the test switch `switch` set to `value` (and cleared after):
@@ -277,13 +281,7 @@ fn revised() -> (Proposal, Vec<i32>) {
 #[test]
 fn topics_spared_by_level_are_those_a_hand_out_keeps() {
     let mut rng = crate::assignor::tests::Rng(41);
-    let complete = |p: &Proposal, same: Option<bool>| {
-        SAME_OVERRIDE.with(|c| c.set(same));
-        let mut q = p.clone();
-        let done = q.complete();
-        SAME_OVERRIDE.with(|c| c.set(None));
-        (done, q.count, q.load)
-    };
+    let complete = completed_same;
     let (mut built, mut spared, mut differs) = (0, 0, 0);
     for round in 0..300 {
         let (p, held) = if round == 0 {
