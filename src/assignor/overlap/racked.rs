@@ -170,8 +170,10 @@ pub(crate) fn assign(
     let mut claim_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
     let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
     // Per keepable claim, topic after topic: its owner's index among the topic's subscribers,
-    // found once here rather than at every deal of the topic.
-    let mut claim_at: Vec<u32> = Vec::new();
+    // found once here rather than at every deal of the topic. At most one per claim: room
+    // made once (pushed one by one into an empty vector, it was reallocated a dozen times).
+    let mut claim_at: Vec<u32> =
+        Vec::with_capacity(comp.topics.iter().map(|&t| owners[t as usize].len()).sum());
     let mut claim_at_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
     // Per local member: its index among the current topic's subscribers.
     let mut slot = vec![0u32; comp.members.len()];
