@@ -348,7 +348,13 @@ fn extend_same_len<const L: usize>(hashed: &Hashed, replicas: &[Vec<String>], ou
         }
         Hashed::bit_in(slots, multiplier, key)
     };
-    out.extend(replicas.iter().map(|names| fold_masks(names, bit)));
+    // Written into place: through `extend`'s fold the table's parts were loaded again from
+    // the closure for every partition.
+    let start = out.len();
+    out.resize(start + replicas.len(), 0);
+    for (mask, names) in out[start..].iter_mut().zip(replicas) {
+        *mask = fold_masks(names, bit);
+    }
 }
 
 /// At most this many masks are scanned in order by [`search_masks`]; more are

@@ -155,85 +155,35 @@ pub(crate) fn assign(
     let all_keepable = ALL_KEEPABLE.with(std::cell::Cell::get);
     #[cfg(not(test))]
     let all_keepable = false;
-    // Per local topic: every partition's mask among its subscribers' racks; per topic: the
-    // keepable claims.
-    let mut masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
-    // Per local topic, per subscriber: the racks its keepable claims could be aligned in,
-    // all in one buffer (`claim_start[lt]..claim_start[lt + 1]`, empty for a topic without
-    // keepable claims): one allocation instead of one per topic.
-    let mut claim_masks: Vec<u64> = Vec::with_capacity(
-        comp.topics
-            .iter()
-            .map(|&t| problem.subscribers[t as usize].len())
-            .sum(),
-    );
-    let mut claim_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
-    let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
-    // Per keepable claim, topic after topic: its owner's index among the topic's subscribers,
-    // found once here rather than at every deal of the topic.
-    let mut claim_at: Vec<u32> = Vec::new();
-    let mut claim_at_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
-    // Per local member: its index among the current topic's subscribers.
-    let mut slot = vec![0u32; comp.members.len()];
-    for &t in &comp.topics {
-        let subscribers = &problem.subscribers[t as usize];
-        // With claims, the same pass sets the slots (read only for the claims below).
-        let present = if owners[t as usize].is_empty() {
-            subscribers
-                .iter()
-                .fold(0u64, |acc, &m| acc | member_bit[local(m)])
-        } else {
-            let mut present = 0u64;
-            for (i, &m) in subscribers.iter().enumerate() {
-                let lm = local(m);
-                present |= member_bit[lm];
-                slot[lm] = i as u32;
-            }
-            present
-        };
-        let mut topic_masks: Vec<u64> = Vec::with_capacity(problem.partitions(t) as usize);
-        racks.extend_masks(problem, t, &mut topic_masks);
-        // Only racks where some subscriber of the topic runs can align its partitions.
-        for mask in &mut topic_masks {
-            *mask &= present;
-        }
-        // The keepable claims (those `keepable_claims` keeps, in order), each with its
-        // owner's index among the subscribers and its mask added to the owner's: one pass,
-        // one look-up of each owner.
-        let owned = &owners[t as usize];
-        let mut kept = Vec::with_capacity(owned.len());
-        let start = claim_masks.len();
-        claim_start.push(start);
-        claim_at_start.push(claim_at.len());
-        if !owned.is_empty() {
-            claim_masks.resize(start + subscribers.len(), 0u64);
-        }
-        let claim_mask = &mut claim_masks[start..];
-        for &(p, m) in owned {
-            let lm = local(m);
-            let mask = topic_masks[p as usize];
-            if !(all_keepable || is_keepable(mask, member_bit[lm])) {
-                continue;
-            }
-            kept.push((p, m));
-            // Claims are on subscribers only (see `claims::previous_owners`); the check
-            // costs less than a search.
-            let i = slot[lm] as usize;
-            debug_assert_eq!(subscribers.get(i), Some(&m), "a claim off the subscribers");
-            if subscribers.get(i) == Some(&m) {
-                claim_mask[i] |= mask;
-            }
-            claim_at.push(i as u32);
-        }
-        // A topic without keepable claims has no claim masks (`suits` reads none).
-        if kept.is_empty() {
-            claim_masks.truncate(start);
-        }
-        keepable[t as usize] = kept;
-        masks.push(topic_masks);
-    }
-    claim_start.push(claim_masks.len());
-    claim_at_start.push(claim_at.len());
+    let Front {
+        masks,
+        claim_masks,
+        claim_start,
+        keepable,
+        claim_at,
+        claim_at_start,
+    } = if comp.holds_every_member(problem.members.len()) {
+        // A component of every member numbers them as the problem does.
+        front(
+            problem,
+            comp,
+            owners,
+            &racks,
+            &member_bit,
+            |m| m as usize,
+            all_keepable,
+        )
+    } else {
+        front(
+            problem,
+            comp,
+            owners,
+            &racks,
+            &member_bit,
+            local,
+            all_keepable,
+        )
+    };
     // A joiner's extra is best taken from a holder whose freed partition it can align.
     let suits = |lt: usize, from: usize, to: usize| {
         let m = problem.subscribers[comp.topics[lt] as usize][to];
@@ -346,6 +296,126 @@ pub(crate) fn assign(
     #[cfg(test)]
     CERTIFIED.with(|c| c.set(c.get() + 1));
     true
+}
+
+/// What [`assign`] reads of every topic before choosing the counts.
+struct Front {
+    /// Per local topic: every partition's mask among its subscribers' racks.
+    masks: Vec<Vec<u64>>,
+    /// Per local topic, per subscriber: the racks its keepable claims could be aligned in,
+    /// all in one buffer (`claim_start[lt]..claim_start[lt + 1]`, empty for a topic without
+    /// keepable claims): one allocation instead of one per topic.
+    claim_masks: Vec<u64>,
+    /// Per local topic: where its claim masks start (one more entry at the end).
+    claim_start: Vec<usize>,
+    /// Per topic: the keepable claims.
+    keepable: Vec<Vec<(i32, u32)>>,
+    /// Per keepable claim, topic after topic: its owner's index among the topic's
+    /// subscribers, found once here rather than at every deal of the topic.
+    claim_at: Vec<u32>,
+    /// Per local topic: where its claims start in `claim_at` (one more entry at the end).
+    claim_at_start: Vec<usize>,
+}
+
+/// The [`Front`] of `comp`, `local(m)` the position of member m in `comp.members` and
+/// `member_bit` the rack bit per local member; `all_keepable` (a planted fault) keeps every
+/// claim. Its own function, generic in `local`: inside [`assign`], whose many live values
+/// kept every pointer of the per-claim loop on the stack, a claim cost about twice the
+/// instructions.
+#[inline(never)]
+fn front(
+    problem: &Problem<'_>,
+    comp: &Component,
+    owners: &[Vec<(i32, u32)>],
+    racks: &RackBits<'_>,
+    member_bit: &[u64],
+    local: impl Fn(u32) -> usize,
+    all_keepable: bool,
+) -> Front {
+    let mut masks: Vec<Vec<u64>> = Vec::with_capacity(comp.topics.len());
+    let mut claim_masks: Vec<u64> = Vec::with_capacity(
+        comp.topics
+            .iter()
+            .map(|&t| problem.subscribers[t as usize].len())
+            .sum(),
+    );
+    let mut claim_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
+    let mut keepable: Vec<Vec<(i32, u32)>> = vec![Vec::new(); problem.topics.len()];
+    // At most one per claim: room made once (pushed one by one into an empty vector, it was
+    // reallocated a dozen times).
+    let mut claim_at: Vec<u32> =
+        Vec::with_capacity(comp.topics.iter().map(|&t| owners[t as usize].len()).sum());
+    let mut claim_at_start: Vec<usize> = Vec::with_capacity(comp.topics.len() + 1);
+    // Per local member: its rack bit and its index among the current topic's subscribers,
+    // side by side (one look-up of a claim's owner reads both).
+    let mut at: Vec<(u64, u32)> = member_bit.iter().map(|&bit| (bit, 0)).collect();
+    for &t in &comp.topics {
+        let subscribers = &problem.subscribers[t as usize];
+        let owned = &owners[t as usize];
+        // With claims, the same pass sets the slots (read only for the claims below).
+        let present = if owned.is_empty() {
+            subscribers
+                .iter()
+                .fold(0u64, |acc, &m| acc | at[local(m)].0)
+        } else {
+            let mut present = 0u64;
+            for (i, &m) in subscribers.iter().enumerate() {
+                let entry = &mut at[local(m)];
+                present |= entry.0;
+                entry.1 = i as u32;
+            }
+            present
+        };
+        let mut topic_masks: Vec<u64> = Vec::with_capacity(problem.partitions(t) as usize);
+        racks.extend_masks(problem, t, &mut topic_masks);
+        // Only racks where some subscriber of the topic runs can align its partitions.
+        for mask in &mut topic_masks {
+            *mask &= present;
+        }
+        // The keepable claims (those `keepable_claims` keeps, in order), each with its
+        // owner's index among the subscribers and its mask added to the owner's: one pass,
+        // one look-up of each owner.
+        let mut kept = Vec::with_capacity(owned.len());
+        let start = claim_masks.len();
+        claim_start.push(start);
+        claim_at_start.push(claim_at.len());
+        if !owned.is_empty() {
+            claim_masks.resize(start + subscribers.len(), 0u64);
+        }
+        let claim_mask = &mut claim_masks[start..];
+        for &(p, m) in owned {
+            let (bit, i) = at[local(m)];
+            let mask = topic_masks[p as usize];
+            if !(all_keepable || is_keepable(mask, bit)) {
+                continue;
+            }
+            kept.push((p, m));
+            // Claims are on subscribers only (see `claims::previous_owners`); the check
+            // costs less than a search.
+            let i = i as usize;
+            debug_assert_eq!(subscribers.get(i), Some(&m), "a claim off the subscribers");
+            if subscribers.get(i) == Some(&m) {
+                claim_mask[i] |= mask;
+            }
+            claim_at.push(i as u32);
+        }
+        // A topic without keepable claims has no claim masks (`suits` reads none).
+        if kept.is_empty() {
+            claim_masks.truncate(start);
+        }
+        keepable[t as usize] = kept;
+        masks.push(topic_masks);
+    }
+    claim_start.push(claim_masks.len());
+    claim_at_start.push(claim_at.len());
+    Front {
+        masks,
+        claim_masks,
+        claim_start,
+        keepable,
+        claim_at,
+        claim_at_start,
+    }
 }
 
 /// How many times a topic's extras are exchanged within the topic before [`assign`] stops

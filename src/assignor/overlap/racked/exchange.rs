@@ -304,14 +304,29 @@ pub(super) fn find(
     reached: u64,
     refused: &[Exchange],
 ) -> Option<Exchange> {
-    search(x, counts, lt, reached, refused, true)
-        .or_else(|| search(x, counts, lt, reached, refused, false))
+    let cells = x.cells.get_or_init(|| Cells::new(x, counts));
+    // The counts do not change between the two searches: one table of holders serves both.
+    let holding = cells.holding(counts);
+    let within = Within {
+        cells,
+        holding: &holding,
+    };
+    search(x, &within, counts, lt, reached, refused, true)
+        .or_else(|| search(x, &within, counts, lt, reached, refused, false))
+}
+
+/// The component's cells and, per cell, whether its subscriber holds the topic's extra (as
+/// [`Cells::holding`] writes it), for [`search`].
+struct Within<'c> {
+    cells: &'c Cells,
+    holding: &'c [u64],
 }
 
 /// [`find`]'s search: with `strict`, only exchanges where neither extra given up is a gaining
 /// cell; otherwise any whose gaining cells received are at least those given up.
 fn search(
     x: &Scope<'_, '_>,
+    within: &Within<'_>,
     counts: &Counts,
     lt: usize,
     reached: u64,
@@ -319,8 +334,7 @@ fn search(
     strict: bool,
 ) -> Option<Exchange> {
     let subs = &counts.subs[lt];
-    let cells = x.cells.get_or_init(|| Cells::new(x, counts));
-    let holding = cells.holding(counts);
+    let (cells, holding) = (within.cells, within.holding);
     let held = |c: usize| holding[c / 64] >> (c % 64) & 1 == 1;
     let holds = |o: usize, i: u32| held(cells.id(o, i));
     let gains = |o: usize, i: u32| gains(counts, o, i);
