@@ -114,6 +114,8 @@ struct Added {
     to: u32,
     cap: i32,
     cost: [i8; 4],
+    /// `cost` negated (see `layout::negated`): the backward arc's.
+    reverse_cost: [i8; 4],
     convex: u32,
     /// The warm-start flow set by [`Network::preset`].
     preset: i32,
@@ -249,6 +251,7 @@ impl Network {
             to: v,
             cap,
             cost,
+            reverse_cost: layout::negated(cost),
             convex: NONE,
             preset: 0,
         });

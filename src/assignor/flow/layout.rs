@@ -72,35 +72,35 @@ impl Network {
         } else {
             Buf::filled(2 * added.len(), NONE)
         };
-        let mut slot = Buf::filled(added.len(), 0u32);
         // Both arcs of an edge are written as the edge is read, each into the next free slot
         // of its tail: one sequential pass over the edges, without an index of ends by slot.
-        for (a, slot) in added.iter().zip(slot.iter_mut()) {
+        // The backward slots are collected as they come (no zero fill to overwrite).
+        let mut slot = Buf::with_capacity(added.len());
+        slot.extend(added.iter().map(|a| {
             let f = start[a.from as usize + 1];
             start[a.from as usize + 1] = f + 1;
             let r = start[a.to as usize + 1];
             start[a.to as usize + 1] = r + 1;
             let x = flow(a);
-            let c = a.cost;
             arcs[f as usize] = Arc {
                 to: a.to,
                 rev: r,
                 cap: a.cap - x,
-                cost: c,
+                cost: a.cost,
             };
             arcs[r as usize] = Arc {
                 to: a.from,
                 rev: f,
                 cap: x,
-                cost: negated(c),
+                cost: a.reverse_cost,
             };
             if a.convex != NONE {
                 // `convex` has a slot per arc wherever an edge is convex.
                 convex[f as usize] = a.convex;
                 convex[r as usize] = a.convex | REVERSE;
             }
-            *slot = r;
-        }
+            r
+        }));
         self.slot = slot;
         self.arcs = arcs;
         self.convex = convex;
@@ -118,8 +118,9 @@ impl Network {
     }
 }
 
-/// Every component of `c` negated (wrapping), the four at once as the bytes of one word: the
-/// lay-out writes a reverse cost per edge, and lane by lane that took a dozen instructions.
+/// Every component of `c` negated (wrapping), the four at once as the bytes of one word: each
+/// edge gets a reverse cost, and lane by lane that took a dozen instructions. (Formed as the
+/// edge is added, where the caller's cost is usually a constant and the negation folds away.)
 #[inline]
 pub(super) fn negated(c: [i8; 4]) -> [i8; 4] {
     // Per byte, −x = !x + 1; the sum is formed in the low seven bits (where + 1 cannot carry
