@@ -32,7 +32,7 @@
 //! racks matter (ρ replicas per partition; a partition's rack mask is computed only where its
 //! owner runs in none of its replica racks); nothing is written unless every condition holds.
 
-use super::components::Component;
+use super::components::{Component, LocalIndex};
 use super::problem::Problem;
 use super::racks::{RackBits, pack_len, pack_short};
 
@@ -116,60 +116,22 @@ pub(crate) fn assign(
     let mut tally = Tally {
         state: vec![0u64; n],
     };
-    let local = |m: u32| index.get(comp, m);
-    let mut counted = true;
-    for (i, &t) in comp.topics.iter().enumerate() {
-        let partitions = problem.partitions(t) as usize;
-        let floor = (partitions / n) as u32;
-        let extras = partitions % n;
-        let ceiling = floor + u32::from(extras > 0);
-        let claims = &owners[t as usize];
-        let topic = TopicClaims {
-            t,
-            i,
-            ceiling,
-            extras,
-            claims,
-        };
-        // Racked claims seldom come in runs (alignment scatters a member's partitions of a
-        // topic), and a check that fails late costs more than it saves there.
-        let runs = if rack_aware {
-            None
-        } else {
-            ascending_runs(claims, ceiling)
-        };
-        let at_ceiling = match runs {
-            // With no extras the count below counts nobody at the ceiling (the floor).
-            Some(runs) => {
-                for &(p, m) in claims {
-                    lists[m as usize].push((t, p));
-                }
-                Some(if extras > 0 { runs } else { 0 })
-            }
-            None => {
-                let replicas = match &home {
-                    Some(_) => problem.topics[t as usize].replica_racks.as_deref(),
-                    None => None,
-                };
-                match (&mut home, replicas) {
-                    (Some(home), Some(replicas)) => {
-                        home.count(problem, comp, &topic, replicas, local, &mut tally, lists)
-                    }
-                    _ => tally.count(&topic, local, |_, _| false, lists),
-                }
-            }
-        };
-        #[cfg(test)]
-        let at_ceiling = if CEILING_UNCOUNTED.with(std::cell::Cell::get) {
-            at_ceiling.map(|_| extras)
-        } else {
-            at_ceiling
-        };
-        if at_ceiling != Some(extras) {
-            counted = false;
-            break;
-        }
-    }
+    let mut run = Run {
+        problem,
+        comp,
+        owners,
+        rack_aware,
+        home: home.as_mut(),
+        tally: &mut tally,
+        lists,
+    };
+    // The lookup resolved once, outside the loop over claims (one instance of it per kind of
+    // index), so that a dense table costs one read per claim and nothing else.
+    let counted = match &index {
+        LocalIndex::Dense(table) => run.count_topics(|m| table[m as usize] as usize),
+        LocalIndex::Search => run.count_topics(|m| comp.members.partition_point(|&x| x < m)),
+    };
+    let lists = run.lists;
     // Every claim counted went to its owner's list: the loads are what the lists grew by.
     let balanced = counted && {
         let mut load = comp
@@ -196,6 +158,87 @@ pub(crate) fn assign(
     #[cfg(test)]
     SETTLED.with(|c| c.set(c.get() + 1));
     true
+}
+
+/// The inputs of one component's counts, shared by each kind of local index.
+struct Run<'a, 'p> {
+    problem: &'a Problem<'p>,
+    comp: &'a Component,
+    owners: &'a [Vec<(i32, u32)>],
+    rack_aware: bool,
+    home: Option<&'a mut Home<'p>>,
+    tally: &'a mut Tally,
+    lists: &'a mut [Vec<(u32, i32)>],
+}
+
+impl Run<'_, '_> {
+    /// Counts every topic of the component in order (owners by local id, `local(m)`),
+    /// appending each claim to its owner's list, and returns whether every topic passes:
+    /// no owner above the ceiling, exactly r_t at it, and (with racks) no claim misplaced.
+    fn count_topics(&mut self, local: impl Fn(u32) -> usize + Copy) -> bool {
+        let Run {
+            problem,
+            comp,
+            owners,
+            rack_aware,
+            ref mut home,
+            ref mut tally,
+            ref mut lists,
+        } = *self;
+        let n = comp.members.len();
+        for (i, &t) in comp.topics.iter().enumerate() {
+            let partitions = problem.partitions(t) as usize;
+            let floor = (partitions / n) as u32;
+            let extras = partitions % n;
+            let ceiling = floor + u32::from(extras > 0);
+            let claims = &owners[t as usize];
+            let topic = TopicClaims {
+                t,
+                i,
+                ceiling,
+                extras,
+                claims,
+            };
+            // Racked claims seldom come in runs (alignment scatters a member's partitions of a
+            // topic), and a check that fails late costs more than it saves there.
+            let runs = if rack_aware {
+                None
+            } else {
+                ascending_runs(claims, ceiling)
+            };
+            let at_ceiling = match runs {
+                // With no extras the count below counts nobody at the ceiling (the floor).
+                Some(runs) => {
+                    for &(p, m) in claims {
+                        lists[m as usize].push((t, p));
+                    }
+                    Some(if extras > 0 { runs } else { 0 })
+                }
+                None => {
+                    let replicas = match home {
+                        Some(_) => problem.topics[t as usize].replica_racks.as_deref(),
+                        None => None,
+                    };
+                    match (home.as_deref_mut(), replicas) {
+                        (Some(home), Some(replicas)) => {
+                            home.count(problem, comp, &topic, replicas, local, tally, lists)
+                        }
+                        _ => tally.count(&topic, local, |_, _| false, lists),
+                    }
+                }
+            };
+            #[cfg(test)]
+            let at_ceiling = if CEILING_UNCOUNTED.with(std::cell::Cell::get) {
+                at_ceiling.map(|_| extras)
+            } else {
+                at_ceiling
+            };
+            if at_ceiling != Some(extras) {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// One topic's claims as [`Tally::count`] reads them.
@@ -251,12 +294,12 @@ impl Tally {
             if count > ceiling {
                 return None;
             }
-            if extras > 0 && count == ceiling {
-                at_ceiling += 1;
-            }
+            // Counted whatever the extras (with none, the answer below is 0): no test of
+            // them per claim.
+            at_ceiling += usize::from(count == ceiling);
             lists[m as usize].push((t, p));
         }
-        Some(at_ceiling)
+        Some(if extras > 0 { at_ceiling } else { 0 })
     }
 }
 
@@ -315,6 +358,8 @@ struct Home<'p> {
     /// name of at most 7 bytes (`r1`, `us-east`): the names of replicas are then compared
     /// with the owner's at a length known when compiled.
     same_len: Option<usize>,
+    /// With `same_len`: per local member, its rack's key (read without matching on `rack`).
+    keys: Vec<u64>,
     /// The rack bits, built at the first owner running in none of its partition's replica
     /// racks (on a settled component, never); `None` inside where the members run in no rack
     /// (nothing can be aligned then).
@@ -347,9 +392,20 @@ impl<'p> Home<'p> {
             }
             _ => None,
         };
+        let keys = match same_len {
+            Some(_) => rack
+                .iter()
+                .map(|own| match *own {
+                    Own::Short(key, _) => key,
+                    _ => 0,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         Some(Home {
             rack,
             same_len,
+            keys,
             bits: None,
         })
     }
@@ -433,12 +489,10 @@ impl<'p> Home<'p> {
         lm: usize,
         names: &[String],
     ) -> bool {
-        let at_home = match self.rack[lm] {
-            Own::Short(key, _) => names
-                .iter()
-                .any(|name| pack_len::<L>(name.as_bytes()) == Some(key)),
-            _ => false,
-        };
+        let key = self.keys[lm];
+        let at_home = names
+            .iter()
+            .any(|name| pack_len::<L>(name.as_bytes()) == Some(key));
         !at_home && self.alignable(problem, comp, names)
     }
 
