@@ -92,9 +92,14 @@ pub(crate) fn assign(
     let racks_checked = rack_aware;
     // With racks, condition 4 is checked claim by claim in the count below (which runs per
     // claim there), sharing its lookup of the owner.
+    // Where the component holds a good share of the group (a dense index), every member's
+    // count and rack are kept at its id, so that a claim's owner needs no lookup at all; else
+    // at its position in the component, found by search.
+    let by_id = matches!(index, LocalIndex::Dense(_));
+    let slots = if by_id { problem.members.len() } else { n };
     let mut home = None;
     if racks_checked {
-        let Some(found) = Home::new(problem, comp) else {
+        let Some(found) = Home::new(problem, comp, by_id) else {
             return false;
         };
         home = Some(found);
@@ -114,7 +119,7 @@ pub(crate) fn assign(
         })
         .collect();
     let mut tally = Tally {
-        state: vec![0u64; n],
+        state: vec![0u64; slots],
     };
     let mut run = Run {
         problem,
@@ -125,11 +130,12 @@ pub(crate) fn assign(
         tally: &mut tally,
         lists,
     };
-    // The lookup resolved once, outside the loop over claims (one instance of it per kind of
-    // index), so that a dense table costs one read per claim and nothing else.
-    let counted = match &index {
-        LocalIndex::Dense(table) => run.count_topics(|m| table[m as usize] as usize),
-        LocalIndex::Search => run.count_topics(|m| comp.members.partition_point(|&x| x < m)),
+    // The lookup resolved once, outside the loop over claims (one instance of the loop per
+    // kind of slot).
+    let counted = if by_id {
+        run.count_topics(|m| m as usize)
+    } else {
+        run.count_topics(|m| comp.members.partition_point(|&x| x < m))
     };
     let lists = run.lists;
     // Every claim counted went to its owner's list: the loads are what the lists grew by.
@@ -172,7 +178,7 @@ struct Run<'a, 'p> {
 }
 
 impl Run<'_, '_> {
-    /// Counts every topic of the component in order (owners by local id, `local(m)`),
+    /// Counts every topic of the component in order (owners at slots `local(m)`),
     /// appending each claim to its owner's list, and returns whether every topic passes:
     /// no owner above the ceiling, exactly r_t at it, and (with racks) no claim misplaced.
     fn count_topics(&mut self, local: impl Fn(u32) -> usize + Copy) -> bool {
@@ -252,7 +258,8 @@ struct TopicClaims<'a> {
     claims: &'a [(i32, u32)],
 }
 
-/// Per local member: the last topic counted and its claims of that topic, as
+/// Per member (at its slot: its id or its local id, see [`assign`]): the last topic counted
+/// and its claims of that topic, as
 /// `(position in comp.topics + 1) << 32 | claims`, reset lazily (0 before any topic): a
 /// topic costs O(its claims), not O(n).
 struct Tally {
@@ -260,10 +267,10 @@ struct Tally {
 }
 
 impl Tally {
-    /// Counts the claims of `topic` (owners by local id, `local(m)`), appending each to its
+    /// Counts the claims of `topic` (owners at slots `local(m)`), appending each to its
     /// owner's list, and returns how many owners reach the ceiling (with extras), or `None`
-    /// when an owner passes the ceiling or `misplaced(lm, p)` says the claim of p by local
-    /// member lm is misplaced (condition 4). Inlined into each caller, so that every
+    /// when an owner passes the ceiling or `misplaced(slot, p)` says the claim of p by the
+    /// member at that slot is misplaced (condition 4). Inlined into each caller, so that every
     /// `misplaced` compiles into the loop.
     #[inline(always)]
     fn count(
@@ -352,13 +359,14 @@ fn ascending_runs(claims: &[(i32, u32)], ceiling: u32) -> Option<usize> {
 /// Condition 4's check of one claim at a time: every alignable partition is with an owner
 /// in one of its replica racks.
 struct Home<'p> {
-    /// Per local member: its rack.
+    /// Per member (at its slot, see [`Tally`]): its rack.
     rack: Vec<Own<'p>>,
     /// The length shared by every member's rack name, when every member runs in a rack of a
     /// name of at most 7 bytes (`r1`, `us-east`): the names of replicas are then compared
     /// with the owner's at a length known when compiled.
     same_len: Option<usize>,
-    /// With `same_len`: per local member, its rack's key (read without matching on `rack`).
+    /// With `same_len`: per member (at its slot), its rack's key (read without matching on
+    /// `rack`).
     keys: Vec<u64>,
     /// The rack bits, built at the first owner running in none of its partition's replica
     /// racks (on a settled component, never); `None` inside where the members run in no rack
@@ -369,11 +377,12 @@ struct Home<'p> {
 impl<'p> Home<'p> {
     /// The members' racks, or `None` where they run in more than 64 (the rack bits decline
     /// there, and so does this check).
-    fn new(problem: &Problem<'p>, comp: &Component) -> Option<Home<'p>> {
+    /// `by_id`: kept at member ids (else at local ids).
+    fn new(problem: &Problem<'p>, comp: &Component, by_id: bool) -> Option<Home<'p>> {
         if comp.racks(problem).len() > 64 {
             return None;
         }
-        let rack: Vec<Own<'p>> = comp
+        let own: Vec<Own<'p>> = comp
             .members
             .iter()
             .map(|&m| match problem.members[m as usize].rack.as_deref() {
@@ -382,9 +391,9 @@ impl<'p> Home<'p> {
                     .map_or(Own::Long(rack), |key| Own::Short(key, rack.len())),
             })
             .collect();
-        let same_len = match rack.first() {
+        let same_len = match own.first() {
             Some(&Own::Short(_, len))
-                if rack
+                if own
                     .iter()
                     .all(|own| matches!(own, Own::Short(_, l) if *l == len)) =>
             {
@@ -392,15 +401,27 @@ impl<'p> Home<'p> {
             }
             _ => None,
         };
-        let keys = match same_len {
-            Some(_) => rack
-                .iter()
-                .map(|own| match *own {
-                    Own::Short(key, _) => key,
-                    _ => 0,
-                })
-                .collect(),
-            None => Vec::new(),
+        let key = |own: &Own<'_>| match *own {
+            Own::Short(key, _) => key,
+            _ => 0,
+        };
+        let (rack, keys) = if by_id {
+            // Other components' members keep the defaults: they own nothing here.
+            let mut rack = vec![Own::None; problem.members.len()];
+            let mut keys = vec![0; if same_len.is_some() { rack.len() } else { 0 }];
+            for (&m, own) in comp.members.iter().zip(&own) {
+                rack[m as usize] = *own;
+                if let Some(k) = keys.get_mut(m as usize) {
+                    *k = key(own);
+                }
+            }
+            (rack, keys)
+        } else {
+            let keys = match same_len {
+                Some(_) => own.iter().map(key).collect(),
+                None => Vec::new(),
+            };
+            (own, keys)
         };
         Some(Home {
             rack,
@@ -458,9 +479,9 @@ impl<'p> Home<'p> {
         }
     }
 
-    /// Whether a partition of replica racks `names` owned by local member `lm` is misplaced:
-    /// its owner runs in none of `names` (a comparison of names, without the partition's
-    /// mask) and some member of `comp` runs in one of them.
+    /// Whether a partition of replica racks `names` owned by the member at slot `lm` is
+    /// misplaced: its owner runs in none of `names` (a comparison of names, without the
+    /// partition's mask) and some member of `comp` runs in one of them.
     fn misplaced(
         &mut self,
         problem: &Problem<'p>,

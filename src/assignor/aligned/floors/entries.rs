@@ -85,7 +85,21 @@ impl Entries {
         out: &mut TopicEntries,
     ) -> Option<()> {
         let k = groups.len();
-        // Each claim's key.
+        let width = k + 1;
+        let cells = n * width;
+        #[cfg(test)]
+        let allowed = !GENERAL_ONLY.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let allowed = true;
+        // Cells are numbered in u32, as keys are.
+        let dense = allowed
+            && cells <= DENSE_CELLS_PER_CLAIM * keepable.len() + DENSE_CELLS_EXTRA
+            && cells <= u32::MAX as usize;
+        if dense {
+            self.count.clear();
+            self.count.resize(cells, 0);
+        }
+        // Each claim's key (dense: its cell, counted).
         self.key_of.clear();
         if racks <= KEY_TABLE_RACKS {
             self.key_table.clear();
@@ -93,6 +107,20 @@ impl Entries {
             self.key_table[0] = 0;
             for (g, &(mask, _)) in groups.iter().enumerate() {
                 *self.key_table.get_mut(mask as usize)? = g as u32 + 1;
+            }
+            if dense {
+                // One pass: each claim's key read and counted straight into its cell.
+                for &(p, m) in keepable {
+                    let key = *self.key_table.get(*masks.get(p as usize)? as usize)?;
+                    if key == u32::MAX {
+                        return None;
+                    }
+                    let cell = local(m) * width + key as usize;
+                    self.count[cell] += 1;
+                    self.key_of.push(cell as u32);
+                }
+                self.dense(groups, out);
+                return Some(());
             }
             for &(p, _) in keepable {
                 let key = *self.key_table.get(*masks.get(p as usize)? as usize)?;
@@ -111,18 +139,14 @@ impl Entries {
                 };
                 self.key_of.push(key);
             }
-        }
-        let cells = n * (k + 1);
-        // Cells are numbered in u32, as keys are.
-        if cells <= DENSE_CELLS_PER_CLAIM * keepable.len() + DENSE_CELLS_EXTRA
-            && cells <= u32::MAX as usize
-        {
-            #[cfg(test)]
-            let dense = !GENERAL_ONLY.with(std::cell::Cell::get);
-            #[cfg(not(test))]
-            let dense = true;
             if dense {
-                self.dense(keepable, groups, n, local, out);
+                // Each claim's key becomes its cell.
+                for (&(_, m), key) in keepable.iter().zip(self.key_of.iter_mut()) {
+                    let cell = local(m) * width + *key as usize;
+                    self.count[cell] += 1;
+                    *key = cell as u32;
+                }
+                self.dense(groups, out);
                 return Some(());
             }
         }
@@ -198,29 +222,14 @@ impl Entries {
 }
 
 impl Entries {
-    /// [`Entries::build`] once every claim has its key (`key_of`), through a table of every
-    /// (member, key) cell, members ascending and keys ascending within a member: one pass
-    /// over the claims counts them into their cells, one over the cells makes the entries
-    /// (the non-empty cells, in order) and one over the claims reads each one's entry. Used
-    /// where the cells are few next to the claims. Appends to `out`.
-    fn dense(
-        &mut self,
-        keepable: &[(i32, u32)],
-        groups: &[(u64, u64)],
-        n: usize,
-        local: impl Fn(u32) -> usize,
-        out: &mut TopicEntries,
-    ) {
+    /// [`Entries::build`] through a table of every (member, key) cell, members ascending and
+    /// keys ascending within a member, once every claim is counted into its cell (`count`)
+    /// and has its cell (`key_of`): one pass over the cells makes the entries (the non-empty
+    /// cells, in order) and one over the claims reads each one's entry. Used where the cells
+    /// are few next to the claims. Appends to `out`.
+    fn dense(&mut self, groups: &[(u64, u64)], out: &mut TopicEntries) {
         let width = groups.len() + 1;
         let Entries { key_of, count, .. } = self;
-        count.clear();
-        count.resize(n * width, 0);
-        // Each claim's key becomes its cell.
-        for (&(_, m), key) in keepable.iter().zip(key_of.iter_mut()) {
-            let cell = local(m) * width + *key as usize;
-            count[cell] += 1;
-            *key = cell as u32;
-        }
         let TopicEntries {
             claims,
             entry_group,
