@@ -445,18 +445,22 @@ impl<'p> Home<'p> {
         lists: &mut [Vec<(u32, i32)>],
     ) -> Option<usize> {
         macro_rules! at_len {
-            ($len:literal) => {
+            ($len:literal) => {{
+                // The keys borrowed apart from the rack bits built lazily: the loop reads
+                // them as a slice of its own, not through `self`.
+                let Home { keys, bits, .. } = &mut *self;
+                let keys: &[u64] = keys;
                 tally.count(
                     topic,
                     local,
                     |lm, p| {
                         replicas.get(p as usize).is_some_and(|names| {
-                            self.misplaced_at::<$len>(problem, comp, lm, names)
+                            misplaced_at::<$len>(keys, bits, problem, comp, lm, names)
                         })
                     },
                     lists,
                 )
-            };
+            }};
         }
         match self.same_len {
             Some(1) => at_len!(1),
@@ -496,35 +500,41 @@ impl<'p> Home<'p> {
             Own::Long(rack) => names.iter().any(|name| same_name(name, rack)),
             Own::None => false,
         };
-        !at_home && self.alignable(problem, comp, names)
+        !at_home && alignable(&mut self.bits, problem, comp, names)
     }
+}
 
-    /// [`Home::misplaced`] where every member's rack name has `L` bytes (`same_len`): a
-    /// replica's name is the owner's rack only if it has `L` bytes and packs to the owner's
-    /// key, read at that length.
-    #[inline(always)]
-    fn misplaced_at<const L: usize>(
-        &mut self,
-        problem: &Problem<'p>,
-        comp: &Component,
-        lm: usize,
-        names: &[String],
-    ) -> bool {
-        let key = self.keys[lm];
-        let at_home = names
-            .iter()
-            .any(|name| pack_len::<L>(name.as_bytes()) == Some(key));
-        !at_home && self.alignable(problem, comp, names)
-    }
+/// [`Home::misplaced`] where every member's rack name has `L` bytes (`same_len`), with the
+/// members' `keys` and rack `bits` of the [`Home`]: a replica's name is the owner's rack only
+/// if it has `L` bytes and packs to the owner's key, read at that length.
+#[inline(always)]
+fn misplaced_at<'p, const L: usize>(
+    keys: &[u64],
+    bits: &mut Option<Option<RackBits<'p>>>,
+    problem: &Problem<'p>,
+    comp: &Component,
+    lm: usize,
+    names: &[String],
+) -> bool {
+    let key = keys[lm];
+    let at_home = names
+        .iter()
+        .any(|name| pack_len::<L>(name.as_bytes()) == Some(key));
+    !at_home && alignable(bits, problem, comp, names)
+}
 
-    /// Whether some member of `comp` runs in one of racks `names`.
-    #[inline(never)]
-    fn alignable(&mut self, problem: &Problem<'p>, comp: &Component, names: &[String]) -> bool {
-        self.bits
-            .get_or_insert_with(|| RackBits::new(problem, comp))
-            .as_ref()
-            .is_some_and(|racks| racks.mask(names) != 0)
-    }
+/// Whether some member of `comp` runs in one of racks `names`, with the rack `bits` of the
+/// [`Home`] built at the first call.
+#[inline(never)]
+fn alignable<'p>(
+    bits: &mut Option<Option<RackBits<'p>>>,
+    problem: &Problem<'p>,
+    comp: &Component,
+    names: &[String],
+) -> bool {
+    bits.get_or_insert_with(|| RackBits::new(problem, comp))
+        .as_ref()
+        .is_some_and(|racks| racks.mask(names) != 0)
 }
 
 /// A member's rack for the comparisons of [`Home::misplaced`].

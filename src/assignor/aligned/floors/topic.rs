@@ -89,6 +89,7 @@ pub(super) struct Slot {
 
 impl Arena {
     /// The topic of `plan`, as slices of the arena.
+    #[inline]
     pub(super) fn view(&self, plan: &Plan) -> TopicFlow<'_> {
         TopicFlow {
             floor: plan.floor,
