@@ -32,7 +32,7 @@
 //! racks matter (ρ replicas per partition; a partition's rack mask is computed only where its
 //! owner runs in none of its replica racks); nothing is written unless every condition holds.
 
-use super::components::Component;
+use super::components::{Component, LocalIndex};
 use super::problem::Problem;
 use super::racks::{RackBits, pack_len, pack_short};
 
@@ -92,9 +92,14 @@ pub(crate) fn assign(
     let racks_checked = rack_aware;
     // With racks, condition 4 is checked claim by claim in the count below (which runs per
     // claim there), sharing its lookup of the owner.
+    // Where the component holds a good share of the group (a dense index), every member's
+    // count and rack are kept at its id, so that a claim's owner needs no lookup at all; else
+    // at its position in the component, found by search.
+    let by_id = matches!(index, LocalIndex::Dense(_));
+    let slots = if by_id { problem.members.len() } else { n };
     let mut home = None;
     if racks_checked {
-        let Some(found) = Home::new(problem, comp) else {
+        let Some(found) = Home::new(problem, comp, by_id) else {
             return false;
         };
         home = Some(found);
@@ -114,62 +119,25 @@ pub(crate) fn assign(
         })
         .collect();
     let mut tally = Tally {
-        state: vec![0u64; n],
+        state: vec![0u64; slots],
     };
-    let local = |m: u32| index.get(comp, m);
-    let mut counted = true;
-    for (i, &t) in comp.topics.iter().enumerate() {
-        let partitions = problem.partitions(t) as usize;
-        let floor = (partitions / n) as u32;
-        let extras = partitions % n;
-        let ceiling = floor + u32::from(extras > 0);
-        let claims = &owners[t as usize];
-        let topic = TopicClaims {
-            t,
-            i,
-            ceiling,
-            extras,
-            claims,
-        };
-        // Racked claims seldom come in runs (alignment scatters a member's partitions of a
-        // topic), and a check that fails late costs more than it saves there.
-        let runs = if rack_aware {
-            None
-        } else {
-            ascending_runs(claims, ceiling)
-        };
-        let at_ceiling = match runs {
-            // With no extras the count below counts nobody at the ceiling (the floor).
-            Some(runs) => {
-                for &(p, m) in claims {
-                    lists[m as usize].push((t, p));
-                }
-                Some(if extras > 0 { runs } else { 0 })
-            }
-            None => {
-                let replicas = match &home {
-                    Some(_) => problem.topics[t as usize].replica_racks.as_deref(),
-                    None => None,
-                };
-                match (&mut home, replicas) {
-                    (Some(home), Some(replicas)) => {
-                        home.count(problem, comp, &topic, replicas, local, &mut tally, lists)
-                    }
-                    _ => tally.count(&topic, local, |_, _| false, lists),
-                }
-            }
-        };
-        #[cfg(test)]
-        let at_ceiling = if CEILING_UNCOUNTED.with(std::cell::Cell::get) {
-            at_ceiling.map(|_| extras)
-        } else {
-            at_ceiling
-        };
-        if at_ceiling != Some(extras) {
-            counted = false;
-            break;
-        }
-    }
+    let mut run = Run {
+        problem,
+        comp,
+        owners,
+        rack_aware,
+        home: home.as_mut(),
+        tally: &mut tally,
+        lists,
+    };
+    // The lookup resolved once, outside the loop over claims (one instance of the loop per
+    // kind of slot).
+    let counted = if by_id {
+        run.count_topics(|m| m as usize)
+    } else {
+        run.count_topics(|m| comp.members.partition_point(|&x| x < m))
+    };
+    let lists = run.lists;
     // Every claim counted went to its owner's list: the loads are what the lists grew by.
     let balanced = counted && {
         let mut load = comp
@@ -198,6 +166,87 @@ pub(crate) fn assign(
     true
 }
 
+/// The inputs of one component's counts, shared by each kind of local index.
+struct Run<'a, 'p> {
+    problem: &'a Problem<'p>,
+    comp: &'a Component,
+    owners: &'a [Vec<(i32, u32)>],
+    rack_aware: bool,
+    home: Option<&'a mut Home<'p>>,
+    tally: &'a mut Tally,
+    lists: &'a mut [Vec<(u32, i32)>],
+}
+
+impl Run<'_, '_> {
+    /// Counts every topic of the component in order (owners at slots `local(m)`),
+    /// appending each claim to its owner's list, and returns whether every topic passes:
+    /// no owner above the ceiling, exactly r_t at it, and (with racks) no claim misplaced.
+    fn count_topics(&mut self, local: impl Fn(u32) -> usize + Copy) -> bool {
+        let Run {
+            problem,
+            comp,
+            owners,
+            rack_aware,
+            ref mut home,
+            ref mut tally,
+            ref mut lists,
+        } = *self;
+        let n = comp.members.len();
+        for (i, &t) in comp.topics.iter().enumerate() {
+            let partitions = problem.partitions(t) as usize;
+            let floor = (partitions / n) as u32;
+            let extras = partitions % n;
+            let ceiling = floor + u32::from(extras > 0);
+            let claims = &owners[t as usize];
+            let topic = TopicClaims {
+                t,
+                i,
+                ceiling,
+                extras,
+                claims,
+            };
+            // Racked claims seldom come in runs (alignment scatters a member's partitions of a
+            // topic), and a check that fails late costs more than it saves there.
+            let runs = if rack_aware {
+                None
+            } else {
+                ascending_runs(claims, ceiling)
+            };
+            let at_ceiling = match runs {
+                // With no extras the count below counts nobody at the ceiling (the floor).
+                Some(runs) => {
+                    for &(p, m) in claims {
+                        lists[m as usize].push((t, p));
+                    }
+                    Some(if extras > 0 { runs } else { 0 })
+                }
+                None => {
+                    let replicas = match home {
+                        Some(_) => problem.topics[t as usize].replica_racks.as_deref(),
+                        None => None,
+                    };
+                    match (home.as_deref_mut(), replicas) {
+                        (Some(home), Some(replicas)) => {
+                            home.count(problem, comp, &topic, replicas, local, tally, lists)
+                        }
+                        _ => tally.count(&topic, local, |_, _| false, lists),
+                    }
+                }
+            };
+            #[cfg(test)]
+            let at_ceiling = if CEILING_UNCOUNTED.with(std::cell::Cell::get) {
+                at_ceiling.map(|_| extras)
+            } else {
+                at_ceiling
+            };
+            if at_ceiling != Some(extras) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// One topic's claims as [`Tally::count`] reads them.
 struct TopicClaims<'a> {
     t: u32,
@@ -209,7 +258,8 @@ struct TopicClaims<'a> {
     claims: &'a [(i32, u32)],
 }
 
-/// Per local member: the last topic counted and its claims of that topic, as
+/// Per member (at its slot: its id or its local id, see [`assign`]): the last topic counted
+/// and its claims of that topic, as
 /// `(position in comp.topics + 1) << 32 | claims`, reset lazily (0 before any topic): a
 /// topic costs O(its claims), not O(n).
 struct Tally {
@@ -217,10 +267,10 @@ struct Tally {
 }
 
 impl Tally {
-    /// Counts the claims of `topic` (owners by local id, `local(m)`), appending each to its
+    /// Counts the claims of `topic` (owners at slots `local(m)`), appending each to its
     /// owner's list, and returns how many owners reach the ceiling (with extras), or `None`
-    /// when an owner passes the ceiling or `misplaced(lm, p)` says the claim of p by local
-    /// member lm is misplaced (condition 4). Inlined into each caller, so that every
+    /// when an owner passes the ceiling or `misplaced(slot, p)` says the claim of p by the
+    /// member at that slot is misplaced (condition 4). Inlined into each caller, so that every
     /// `misplaced` compiles into the loop.
     #[inline(always)]
     fn count(
@@ -251,12 +301,12 @@ impl Tally {
             if count > ceiling {
                 return None;
             }
-            if extras > 0 && count == ceiling {
-                at_ceiling += 1;
-            }
+            // Counted whatever the extras (with none, the answer below is 0): no test of
+            // them per claim.
+            at_ceiling += usize::from(count == ceiling);
             lists[m as usize].push((t, p));
         }
-        Some(at_ceiling)
+        Some(if extras > 0 { at_ceiling } else { 0 })
     }
 }
 
@@ -309,12 +359,15 @@ fn ascending_runs(claims: &[(i32, u32)], ceiling: u32) -> Option<usize> {
 /// Condition 4's check of one claim at a time: every alignable partition is with an owner
 /// in one of its replica racks.
 struct Home<'p> {
-    /// Per local member: its rack.
+    /// Per member (at its slot, see [`Tally`]): its rack.
     rack: Vec<Own<'p>>,
     /// The length shared by every member's rack name, when every member runs in a rack of a
     /// name of at most 7 bytes (`r1`, `us-east`): the names of replicas are then compared
     /// with the owner's at a length known when compiled.
     same_len: Option<usize>,
+    /// With `same_len`: per member (at its slot), its rack's key (read without matching on
+    /// `rack`).
+    keys: Vec<u64>,
     /// The rack bits, built at the first owner running in none of its partition's replica
     /// racks (on a settled component, never); `None` inside where the members run in no rack
     /// (nothing can be aligned then).
@@ -324,11 +377,12 @@ struct Home<'p> {
 impl<'p> Home<'p> {
     /// The members' racks, or `None` where they run in more than 64 (the rack bits decline
     /// there, and so does this check).
-    fn new(problem: &Problem<'p>, comp: &Component) -> Option<Home<'p>> {
+    /// `by_id`: kept at member ids (else at local ids).
+    fn new(problem: &Problem<'p>, comp: &Component, by_id: bool) -> Option<Home<'p>> {
         if comp.racks(problem).len() > 64 {
             return None;
         }
-        let rack: Vec<Own<'p>> = comp
+        let own: Vec<Own<'p>> = comp
             .members
             .iter()
             .map(|&m| match problem.members[m as usize].rack.as_deref() {
@@ -337,9 +391,9 @@ impl<'p> Home<'p> {
                     .map_or(Own::Long(rack), |key| Own::Short(key, rack.len())),
             })
             .collect();
-        let same_len = match rack.first() {
+        let same_len = match own.first() {
             Some(&Own::Short(_, len))
-                if rack
+                if own
                     .iter()
                     .all(|own| matches!(own, Own::Short(_, l) if *l == len)) =>
             {
@@ -347,9 +401,32 @@ impl<'p> Home<'p> {
             }
             _ => None,
         };
+        let key = |own: &Own<'_>| match *own {
+            Own::Short(key, _) => key,
+            _ => 0,
+        };
+        let (rack, keys) = if by_id {
+            // Other components' members keep the defaults: they own nothing here.
+            let mut rack = vec![Own::None; problem.members.len()];
+            let mut keys = vec![0; if same_len.is_some() { rack.len() } else { 0 }];
+            for (&m, own) in comp.members.iter().zip(&own) {
+                rack[m as usize] = *own;
+                if let Some(k) = keys.get_mut(m as usize) {
+                    *k = key(own);
+                }
+            }
+            (rack, keys)
+        } else {
+            let keys = match same_len {
+                Some(_) => own.iter().map(key).collect(),
+                None => Vec::new(),
+            };
+            (own, keys)
+        };
         Some(Home {
             rack,
             same_len,
+            keys,
             bits: None,
         })
     }
@@ -368,18 +445,22 @@ impl<'p> Home<'p> {
         lists: &mut [Vec<(u32, i32)>],
     ) -> Option<usize> {
         macro_rules! at_len {
-            ($len:literal) => {
+            ($len:literal) => {{
+                // The keys borrowed apart from the rack bits built lazily: the loop reads
+                // them as a slice of its own, not through `self`.
+                let Home { keys, bits, .. } = &mut *self;
+                let keys: &[u64] = keys;
                 tally.count(
                     topic,
                     local,
                     |lm, p| {
                         replicas.get(p as usize).is_some_and(|names| {
-                            self.misplaced_at::<$len>(problem, comp, lm, names)
+                            misplaced_at::<$len>(keys, bits, problem, comp, lm, names)
                         })
                     },
                     lists,
                 )
-            };
+            }};
         }
         match self.same_len {
             Some(1) => at_len!(1),
@@ -402,9 +483,9 @@ impl<'p> Home<'p> {
         }
     }
 
-    /// Whether a partition of replica racks `names` owned by local member `lm` is misplaced:
-    /// its owner runs in none of `names` (a comparison of names, without the partition's
-    /// mask) and some member of `comp` runs in one of them.
+    /// Whether a partition of replica racks `names` owned by the member at slot `lm` is
+    /// misplaced: its owner runs in none of `names` (a comparison of names, without the
+    /// partition's mask) and some member of `comp` runs in one of them.
     fn misplaced(
         &mut self,
         problem: &Problem<'p>,
@@ -419,37 +500,41 @@ impl<'p> Home<'p> {
             Own::Long(rack) => names.iter().any(|name| same_name(name, rack)),
             Own::None => false,
         };
-        !at_home && self.alignable(problem, comp, names)
+        !at_home && alignable(&mut self.bits, problem, comp, names)
     }
+}
 
-    /// [`Home::misplaced`] where every member's rack name has `L` bytes (`same_len`): a
-    /// replica's name is the owner's rack only if it has `L` bytes and packs to the owner's
-    /// key, read at that length.
-    #[inline(always)]
-    fn misplaced_at<const L: usize>(
-        &mut self,
-        problem: &Problem<'p>,
-        comp: &Component,
-        lm: usize,
-        names: &[String],
-    ) -> bool {
-        let at_home = match self.rack[lm] {
-            Own::Short(key, _) => names
-                .iter()
-                .any(|name| pack_len::<L>(name.as_bytes()) == Some(key)),
-            _ => false,
-        };
-        !at_home && self.alignable(problem, comp, names)
-    }
+/// [`Home::misplaced`] where every member's rack name has `L` bytes (`same_len`), with the
+/// members' `keys` and rack `bits` of the [`Home`]: a replica's name is the owner's rack only
+/// if it has `L` bytes and packs to the owner's key, read at that length.
+#[inline(always)]
+fn misplaced_at<'p, const L: usize>(
+    keys: &[u64],
+    bits: &mut Option<Option<RackBits<'p>>>,
+    problem: &Problem<'p>,
+    comp: &Component,
+    lm: usize,
+    names: &[String],
+) -> bool {
+    let key = keys[lm];
+    let at_home = names
+        .iter()
+        .any(|name| pack_len::<L>(name.as_bytes()) == Some(key));
+    !at_home && alignable(bits, problem, comp, names)
+}
 
-    /// Whether some member of `comp` runs in one of racks `names`.
-    #[inline(never)]
-    fn alignable(&mut self, problem: &Problem<'p>, comp: &Component, names: &[String]) -> bool {
-        self.bits
-            .get_or_insert_with(|| RackBits::new(problem, comp))
-            .as_ref()
-            .is_some_and(|racks| racks.mask(names) != 0)
-    }
+/// Whether some member of `comp` runs in one of racks `names`, with the rack `bits` of the
+/// [`Home`] built at the first call.
+#[inline(never)]
+fn alignable<'p>(
+    bits: &mut Option<Option<RackBits<'p>>>,
+    problem: &Problem<'p>,
+    comp: &Component,
+    names: &[String],
+) -> bool {
+    bits.get_or_insert_with(|| RackBits::new(problem, comp))
+        .as_ref()
+        .is_some_and(|racks| racks.mask(names) != 0)
 }
 
 /// A member's rack for the comparisons of [`Home::misplaced`].

@@ -107,56 +107,9 @@ use super::transport::{left_over_into, rack_share};
 
 mod entries;
 pub(super) mod preset;
+mod topic;
 
-/// One topic of the network and, once solved, how it is dealt.
-struct TopicFlow {
-    /// Index of the topic in `comp.topics`.
-    index: usize,
-    topic: u32,
-    floor: u32,
-    /// Distinct non-zero masks of the topic's partitions, ascending, with their counts.
-    groups: Vec<(u64, u64)>,
-    /// Partitions of mask 0.
-    free: u64,
-    /// (local member, mask, keepable claims of that mask), ascending.
-    claims: Vec<(u32, u64, u64)>,
-    /// Per claim entry: the index of its mask's group, `groups.len()` (the free node) for 0.
-    entry_group: Vec<usize>,
-    /// Per keepable claim of the topic (in the order of `ctx.keepable`): its entry in `claims`.
-    entry_of: Vec<u32>,
-    /// Per claim entry: its keep edge.
-    keep_edge: Vec<usize>,
-    /// Per claim entry, once solved: the units its keep edge carries.
-    kept: Vec<u64>,
-    /// Per local member: its edges and, once solved, what it takes from its rack's pool
-    /// (one list rather than one per field: this runs per topic).
-    slots: Vec<Slot>,
-    /// (group, rack, edge) of each edge from a group (the free node as group `groups.len()`)
-    /// to a rack; once solved, `amount` holds the units.
-    to_rack: Vec<(usize, usize, usize)>,
-    /// Units from group g to rack r, at `g * racks + r`.
-    amount: Vec<u64>,
-    /// Per group, the free node last: its edge from the source, if any.
-    source_edge: Vec<Option<usize>>,
-    /// Per rack: the floors edge of its members without a pair node, if any.
-    plain_floor: Vec<Option<usize>>,
-}
-
-/// One local member's edges in one topic.
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    /// The edge bringing its partitions from the pool (pair members) or its extra edge
-    /// (others), if any; once solved, read into `takes`.
-    pool_edge: Option<usize>,
-    /// Once solved: partitions taken from its rack's pool.
-    takes: u64,
-    /// Whether it has a pair node.
-    pair: bool,
-    /// Pair members: the floor edge (pair → sink), if f_t > 0.
-    floor_edge: Option<usize>,
-    /// Pair members: the extra edge (pair → member), if r_t > 0.
-    extra_edge: Option<usize>,
-}
+use topic::{Arena, Plan, Slot, TopicFlow};
 
 /// The edges of the member nodes, for the warm start.
 struct MemberEdges {
@@ -185,7 +138,8 @@ pub(super) fn assign(
     }
     let racks = ctx.racks;
     let rack_of = |lm: usize| member_bit[lm].trailing_zeros() as usize;
-    let mut plans: Vec<TopicFlow> = Vec::with_capacity(comp.topics.len());
+    let mut plans: Vec<Plan> = Vec::with_capacity(comp.topics.len());
+    let mut arena = Arena::default();
     let mut total_extras = 0u64;
     let mut supply_total = 0u64;
     // Per topic, reused: the scratch of the claim entries and of the groups.
@@ -201,30 +155,28 @@ pub(super) fn assign(
         let (groups, free) = mask_groups(masks, racks, &mut table);
         let keepable = &ctx.keepable[t as usize];
         let local = |m: u32| ctx.index.get(comp, m);
-        let Some(entries::TopicEntries {
-            claims,
-            entry_group,
-            entry_of,
-        }) = scratch.build(keepable, masks, &groups, n, racks, local)
-        else {
+        let (claims, owners) = (arena.entries.claims.len(), arena.entries.entry_of.len());
+        let entries = &mut arena.entries;
+        if scratch
+            .build(keepable, masks, &groups, n, racks, local, entries)
+            .is_none()
+        {
             return false;
-        };
-        plans.push(TopicFlow {
+        }
+        let at = arena.groups.len();
+        arena.groups.extend_from_slice(&groups);
+        plans.push(Plan {
             index,
             topic: t,
             floor: (masks.len() / n) as u32,
-            groups,
             free,
-            claims,
-            entry_group,
-            entry_of,
-            keep_edge: Vec::new(),
-            kept: Vec::new(),
-            slots: vec![Slot::default(); n],
-            to_rack: Vec::new(),
-            amount: Vec::new(),
-            source_edge: Vec::new(),
-            plain_floor: vec![None; racks],
+            groups: at..arena.groups.len(),
+            claims: claims..arena.entries.claims.len(),
+            owners: owners..arena.entries.entry_of.len(),
+            slots: 0..0,
+            to_rack: 0..0,
+            sources: 0..0,
+            racks: 0..0,
         });
     }
     let q = total_extras / n as u64;
@@ -236,7 +188,7 @@ pub(super) fn assign(
     let mut next = 1u64;
     for plan in &plans {
         blocks.push(next);
-        let pairs = distinct_members(&plan.claims);
+        let pairs = distinct_members(&arena.entries.claims[plan.claims.clone()]);
         next += (plan.groups.len() + 1 + racks + pairs) as u64;
     }
     let Ok(member_base) = u32::try_from(next) else {
@@ -248,98 +200,119 @@ pub(super) fn assign(
     let sink = z + 1;
     let source = 0u32;
     let mut net = Network::new(sink as usize + 1);
-    // The edges counted as the loop below adds them, so that the list grows once.
+    // The edges counted as the loop below adds them, so that the lists grow once.
     let mut edge_count = 2 * n + 1;
-    for plan in &mut plans {
-        let rack_edges: usize = plan.groups.iter().map(|g| g.0.count_ones() as usize).sum();
+    let mut to_rack_count = 0;
+    for plan in &plans {
+        let groups = &arena.groups[plan.groups.clone()];
+        let rack_edges: usize = groups.iter().map(|g| g.0.count_ones() as usize).sum();
         let to_rack = rack_edges + if plan.free > 0 { racks } else { 0 };
-        plan.to_rack.reserve_exact(to_rack);
-        plan.keep_edge.reserve_exact(plan.claims.len());
-        plan.source_edge.reserve_exact(plan.groups.len() + 1);
-        edge_count += plan.groups.len() + 1 + to_rack + racks + 3 * n + plan.claims.len();
+        to_rack_count += to_rack;
+        edge_count += groups.len() + 1 + to_rack + racks + 3 * n + plan.claims.len();
     }
     net.reserve(edge_count);
+    arena.to_rack.reserve_exact(to_rack_count);
+    arena.keep_edge.reserve_exact(arena.entries.claims.len());
+    arena
+        .source_edge
+        .reserve_exact(arena.groups.len() + plans.len());
+    arena.slots.reserve_exact(n * plans.len());
+    arena.plain_floor.reserve_exact(racks * plans.len());
     let keep_cost = if ignore_keeps { [0; 4] } else { [0, 0, 0, -1] };
     // Per rack: its members with no pair node in the current topic.
     let mut plain = vec![0u64; racks];
     for (plan, &block) in plans.iter_mut().zip(&blocks) {
         let block = block as u32;
-        let k = plan.groups.len();
+        let groups = &arena.groups[plan.groups.clone()];
+        let claims = &arena.entries.claims[plan.claims.clone()];
+        let entry_group = &arena.entries.entry_group[plan.claims.clone()];
+        let k = groups.len();
         let free = block + k as u32;
         let rack = |r: usize| free + 1 + r as u32;
         let floor = u64::from(plan.floor);
-        let count = plan.groups.iter().map(|g| g.1).sum::<u64>() + plan.free;
+        let count = groups.iter().map(|g| g.1).sum::<u64>() + plan.free;
         let has_extra = count % n as u64 > 0;
-        for (g, &(mask, supply)) in plan.groups.iter().enumerate() {
+        let (to_rack, sources) = (arena.to_rack.len(), arena.source_edge.len());
+        for (g, &(mask, supply)) in groups.iter().enumerate() {
             let Some(c) = cap(supply) else { return false };
-            plan.source_edge
+            arena
+                .source_edge
                 .push(Some(net.edge(source, block + g as u32, c, [0; 4])));
             let mut bits = mask;
             while bits != 0 {
                 let r = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let id = net.edge(block + g as u32, rack(r), c, [0; 4]);
-                plan.to_rack.push((g, r, id));
+                arena.to_rack.push((g, r, id));
             }
         }
         if plan.free > 0 {
             let Some(c) = cap(plan.free) else {
                 return false;
             };
-            plan.source_edge
+            arena
+                .source_edge
                 .push(Some(net.edge(source, free, c, [0; 4])));
             for r in 0..racks {
                 let id = net.edge(free, rack(r), c, [0; 4]);
-                plan.to_rack.push((k, r, id));
+                arena.to_rack.push((k, r, id));
             }
         } else {
-            plan.source_edge.push(None);
+            arena.source_edge.push(None);
         }
+        plan.to_rack = to_rack..arena.to_rack.len();
+        plan.sources = sources..arena.source_edge.len();
         // Floors of the members with no pair node, per rack.
         plain.fill(0);
+        let slots = arena.slots.len();
+        arena.slots.resize(slots + n, Slot::default());
+        let slot = &mut arena.slots[slots..];
         let mut next_claim = 0usize;
         let mut pair = rack(racks);
         for lm in 0..n {
             let into = member_base + lm as u32;
             let pool = rack(rack_of(lm));
-            if plan.claims.get(next_claim).is_none_or(|x| x.0 != lm as u32) {
+            if claims.get(next_claim).is_none_or(|x| x.0 != lm as u32) {
                 plain[rack_of(lm)] += 1;
                 if has_extra {
-                    plan.slots[lm].pool_edge = Some(net.edge(pool, into, 1, [0; 4]));
+                    slot[lm].pool_edge = Some(net.edge(pool, into, 1, [0; 4]));
                 }
                 continue;
             }
             let Some(c) = cap(floor + 1) else {
                 return false;
             };
-            plan.slots[lm].pair = true;
-            plan.slots[lm].pool_edge = Some(net.edge(pool, pair, c, [0; 4]));
-            while let Some(&(_, _, count)) =
-                plan.claims.get(next_claim).filter(|x| x.0 == lm as u32)
-            {
+            slot[lm].pair = true;
+            slot[lm].pool_edge = Some(net.edge(pool, pair, c, [0; 4]));
+            while let Some(&(_, _, count)) = claims.get(next_claim).filter(|x| x.0 == lm as u32) {
                 // The free node is the group after the last.
-                let from = block + plan.entry_group[next_claim] as u32;
+                let from = block + entry_group[next_claim] as u32;
                 next_claim += 1;
                 let Some(c) = cap(count) else { return false };
-                plan.keep_edge.push(net.edge(from, pair, c, keep_cost));
+                arena.keep_edge.push(net.edge(from, pair, c, keep_cost));
             }
             if floor > 0 {
                 let Some(c) = cap(floor) else { return false };
-                plan.slots[lm].floor_edge = Some(net.edge(pair, sink, c, [0; 4]));
+                slot[lm].floor_edge = Some(net.edge(pair, sink, c, [0; 4]));
             }
             if has_extra {
-                plan.slots[lm].extra_edge = Some(net.edge(pair, into, 1, [0; 4]));
+                slot[lm].extra_edge = Some(net.edge(pair, into, 1, [0; 4]));
             }
             pair += 1;
         }
+        plan.slots = slots..arena.slots.len();
+        let plain_floors = arena.plain_floor.len();
         for (r, &count) in plain.iter().enumerate() {
+            let mut edge = None;
             if floor > 0 && count > 0 {
                 let Some(c) = cap(floor * count) else {
                     return false;
                 };
-                plan.plain_floor[r] = Some(net.edge(rack(r), sink, c, [0; 4]));
+                edge = Some(net.edge(rack(r), sink, c, [0; 4]));
             }
+            arena.plain_floor.push(edge);
         }
+        plan.racks = plain_floors..arena.plain_floor.len();
     }
     let mut members = MemberEdges {
         to_sink: vec![None; n],
@@ -364,7 +337,7 @@ pub(super) fn assign(
     // (every flow costs nothing there) and hide the fault behind its keeps.
     let warm = warm_wanted() && !ignore_keeps;
     if warm {
-        preset::propose(&mut net, &plans, &members, &rack_of, racks, q);
+        preset::propose(&mut net, &plans, &arena, &members, &rack_of, racks, q);
     }
     #[cfg(test)]
     let before = tally::flow_counts();
@@ -376,36 +349,18 @@ pub(super) fn assign(
     if u64::try_from(value).ok() != Some(supply_total) {
         return false;
     }
-    for plan in &mut plans {
-        let floor = u64::from(plan.floor);
-        let mut claims = plan.claims.iter().peekable();
-        for lm in 0..n {
-            let units = plan.slots[lm].pool_edge.map_or(0, |id| net.flow(id) as u64);
-            plan.slots[lm].takes = if claims.peek().is_some_and(|c| c.0 == lm as u32) {
-                while claims.next_if(|c| c.0 == lm as u32).is_some() {}
-                units
-            } else {
-                floor + units
-            };
-        }
-        plan.kept = plan
-            .keep_edge
-            .iter()
-            .map(|&id| net.flow(id) as u64)
-            .collect();
-        plan.amount = vec![0; (plan.groups.len() + 1) * racks];
-        for &(g, r, id) in &plan.to_rack {
-            plan.amount[g * racks + r] = net.flow(id) as u64;
-        }
-    }
     let before: Vec<usize> = comp
         .members
         .iter()
         .map(|&m| lists[m as usize].len())
         .collect();
+    // Each topic's flow is read back and dealt in turn (topics in order, as the lists want
+    // them), into buffers reused from topic to topic.
     let mut buffers = DealBuffers::default();
-    for plan in &mut plans {
-        if !deal(ctx, plan, lists, &mut buffers) {
+    for plan in &plans {
+        let view = arena.view(plan);
+        buffers.read_back(&net, &view, racks);
+        if !deal(ctx, plan, &view, lists, &mut buffers) {
             for (&m, &len) in comp.members.iter().zip(&before) {
                 lists[m as usize].truncate(len);
             }
@@ -420,6 +375,12 @@ pub(super) fn assign(
 /// Buffers [`deal`] reuses from topic to topic.
 #[derive(Default)]
 struct DealBuffers {
+    /// Per claim entry: the units its keep edge carries (used up by the deal).
+    kept: Vec<u64>,
+    /// Per local member: partitions taken from its rack's pool.
+    takes: Vec<u64>,
+    /// Units from group g to rack r, at `g * racks + r`.
+    amount: Vec<u64>,
     taken: Vec<bool>,
     next: Vec<usize>,
     bucket: Vec<i32>,
@@ -427,11 +388,42 @@ struct DealBuffers {
     groups: Vec<Vec<i32>>,
 }
 
-/// Deals one solved topic as the tie rule of the module docs says, using up `plan.kept`;
-/// `false` if the flow's counts do not add up (conservation rules it out).
+impl DealBuffers {
+    /// Reads the solved `net` back for `plan` (over `racks` racks): each claim
+    /// entry's kept units, each member's take from its rack's pool, each group's units per
+    /// rack.
+    fn read_back(&mut self, net: &Network, plan: &TopicFlow<'_>, racks: usize) {
+        let floor = u64::from(plan.floor);
+        let mut claims = plan.claims.iter().peekable();
+        self.takes.clear();
+        for (lm, slot) in plan.slots.iter().enumerate() {
+            let units = slot.pool_edge.map_or(0, |id| net.flow(id) as u64);
+            self.takes
+                .push(if claims.peek().is_some_and(|c| c.0 == lm as u32) {
+                    while claims.next_if(|c| c.0 == lm as u32).is_some() {}
+                    units
+                } else {
+                    floor + units
+                });
+        }
+        self.kept.clear();
+        self.kept
+            .extend(plan.keep_edge.iter().map(|&id| net.flow(id) as u64));
+        self.amount.clear();
+        self.amount.resize((plan.groups.len() + 1) * racks, 0);
+        for &(g, r, id) in plan.to_rack {
+            self.amount[g * racks + r] = net.flow(id) as u64;
+        }
+    }
+}
+
+/// Deals one solved topic (`plan`, seen as `view`, read back into `buffers`) as the tie rule
+/// of the module docs says, using up `buffers.kept`; `false` if the flow's counts do not add
+/// up (conservation rules it out).
 fn deal(
     ctx: &Context<'_, '_>,
-    plan: &mut TopicFlow,
+    plan: &Plan,
+    view: &TopicFlow<'_>,
     lists: &mut [Vec<(u32, i32)>],
     buffers: &mut DealBuffers,
 ) -> bool {
@@ -439,6 +431,9 @@ fn deal(
     let masks = ctx.topic_masks(plan.index, t);
     let racks = ctx.racks;
     let DealBuffers {
+        kept,
+        takes,
+        amount,
         taken,
         next,
         bucket,
@@ -447,8 +442,8 @@ fn deal(
     taken.clear();
     taken.resize(masks.len(), false);
     // Units each claim entry still keeps.
-    let left = &mut plan.kept;
-    for (&(p, m), &e) in ctx.keepable[t as usize].iter().zip(&plan.entry_of) {
+    let left = kept;
+    for (&(p, m), &e) in ctx.keepable[t as usize].iter().zip(view.entry_of) {
         let e = e as usize;
         if left[e] > 0 {
             left[e] -= 1;
@@ -459,20 +454,20 @@ fn deal(
     if left.iter().any(|&x| x > 0) {
         return false;
     }
-    let k = plan.groups.len();
-    if !left_over_into(masks, taken, &plan.groups, groups) {
+    let k = view.groups.len();
+    if !left_over_into(masks, taken, view.groups, groups) {
         return false;
     }
     next.clear();
     next.resize(k + 1, 0);
     for (r, members) in ctx.rack_members.iter().enumerate() {
-        if !rack_share(groups, &plan.amount, racks, r, next, bucket) {
+        if !rack_share(groups, amount, racks, r, next, bucket) {
             return false;
         }
         let mut from = bucket.iter();
         for &lm in members {
             let list = &mut lists[comp.members[lm as usize] as usize];
-            let want = plan.slots[lm as usize].takes as usize;
+            let want = takes[lm as usize] as usize;
             let before = from.len();
             list.extend(from.by_ref().take(want).map(|&p| (t, p)));
             if before - from.len() != want {

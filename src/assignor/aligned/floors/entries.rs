@@ -32,13 +32,16 @@ thread_local! {
     pub(crate) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// One topic's claim entries, as [`super::TopicFlow`] keeps them.
+/// Topics' claim entries, as [`super::TopicFlow`] sees them: each topic's appended after the
+/// previous one's.
+#[derive(Default)]
 pub(super) struct TopicEntries {
-    /// (local member, mask, keepable claims of that mask), ascending.
+    /// (local member, mask, keepable claims of that mask), ascending within a topic.
     pub(super) claims: Vec<(u32, u64, u64)>,
     /// Per entry: the index of its mask's group, `groups.len()` (the free node) for mask 0.
     pub(super) entry_group: Vec<usize>,
-    /// Per keepable claim (in the order given): its entry in `claims`.
+    /// Per keepable claim (in the order given): its entry, counted from its topic's first
+    /// entry in `claims`.
     pub(super) entry_of: Vec<u32>,
 }
 
@@ -67,8 +70,10 @@ impl Entries {
     /// The entries of the keepable claims `keepable` ((partition, member), in the order of
     /// the parent's `ctx.keepable`), whose partitions' masks are `masks` and whose members'
     /// local ids `local` gives (below `n`), for a topic of groups `groups` (distinct non-zero
-    /// masks ascending, with counts) on `racks` racks. `None` when a claim's non-zero mask is
-    /// no group's, which the groups' construction rules out.
+    /// masks ascending, with counts) on `racks` racks, appended to `out`. `None` when a
+    /// claim's non-zero mask is no group's, which the groups' construction rules out (`out`
+    /// may then hold part of the topic).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn build(
         &mut self,
         keepable: &[(i32, u32)],
@@ -77,9 +82,24 @@ impl Entries {
         n: usize,
         racks: usize,
         local: impl Fn(u32) -> usize,
-    ) -> Option<TopicEntries> {
+        out: &mut TopicEntries,
+    ) -> Option<()> {
         let k = groups.len();
-        // Each claim's key.
+        let width = k + 1;
+        let cells = n * width;
+        #[cfg(test)]
+        let allowed = !GENERAL_ONLY.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let allowed = true;
+        // Cells are numbered in u32, as keys are.
+        let dense = allowed
+            && cells <= DENSE_CELLS_PER_CLAIM * keepable.len() + DENSE_CELLS_EXTRA
+            && cells <= u32::MAX as usize;
+        if dense {
+            self.count.clear();
+            self.count.resize(cells, 0);
+        }
+        // Each claim's key (dense: its cell, counted).
         self.key_of.clear();
         if racks <= KEY_TABLE_RACKS {
             self.key_table.clear();
@@ -87,6 +107,20 @@ impl Entries {
             self.key_table[0] = 0;
             for (g, &(mask, _)) in groups.iter().enumerate() {
                 *self.key_table.get_mut(mask as usize)? = g as u32 + 1;
+            }
+            if dense {
+                // One pass: each claim's key read and counted straight into its cell.
+                for &(p, m) in keepable {
+                    let key = *self.key_table.get(*masks.get(p as usize)? as usize)?;
+                    if key == u32::MAX {
+                        return None;
+                    }
+                    let cell = local(m) * width + key as usize;
+                    self.count[cell] += 1;
+                    self.key_of.push(cell as u32);
+                }
+                self.dense(groups, out);
+                return Some(());
             }
             for &(p, _) in keepable {
                 let key = *self.key_table.get(*masks.get(p as usize)? as usize)?;
@@ -105,18 +139,15 @@ impl Entries {
                 };
                 self.key_of.push(key);
             }
-        }
-        let cells = n * (k + 1);
-        // Cells are numbered in u32, as keys are.
-        if cells <= DENSE_CELLS_PER_CLAIM * keepable.len() + DENSE_CELLS_EXTRA
-            && cells <= u32::MAX as usize
-        {
-            #[cfg(test)]
-            let dense = !GENERAL_ONLY.with(std::cell::Cell::get);
-            #[cfg(not(test))]
-            let dense = true;
             if dense {
-                return Some(self.dense(keepable, groups, n, local));
+                // Each claim's key becomes its cell.
+                for (&(_, m), key) in keepable.iter().zip(self.key_of.iter_mut()) {
+                    let cell = local(m) * width + *key as usize;
+                    self.count[cell] += 1;
+                    *key = cell as u32;
+                }
+                self.dense(groups, out);
+                return Some(());
             }
         }
         // The claims bucketed by member, by a counting sort.
@@ -145,9 +176,15 @@ impl Entries {
         self.count.resize(k + 1, 0);
         self.at.clear();
         self.at.resize(k + 1, 0);
-        let mut claims: Vec<(u32, u64, u64)> = Vec::with_capacity(keepable.len());
-        let mut entry_group: Vec<usize> = Vec::with_capacity(keepable.len());
-        let mut entry_of = vec![0u32; keepable.len()];
+        let TopicEntries {
+            claims,
+            entry_group,
+            entry_of,
+        } = out;
+        let base = claims.len();
+        let owners = entry_of.len();
+        entry_of.resize(owners + keepable.len(), 0);
+        let entry_of = &mut entry_of[owners..];
         for lm in 0..n {
             let bucket = &self.order[self.start[lm]..self.start[lm + 1]];
             if bucket.is_empty() {
@@ -168,7 +205,7 @@ impl Entries {
             sort_small(&mut self.seen);
             for &key in &self.seen {
                 let key = key as usize;
-                self.at[key] = claims.len() as u32;
+                self.at[key] = (claims.len() - base) as u32;
                 let (mask, group) = match key {
                     0 => (0, k),
                     _ => (groups[key - 1].0, key - 1),
@@ -180,63 +217,45 @@ impl Entries {
                 entry_of[i] = self.at[self.key_of[i] as usize];
             }
         }
-        Some(TopicEntries {
-            claims,
-            entry_group,
-            entry_of,
-        })
+        Some(())
     }
 }
 
 impl Entries {
-    /// [`Entries::build`] once every claim has its key (`key_of`), through a table of every
-    /// (member, key) cell, members ascending and keys ascending within a member: one pass
-    /// over the claims counts them into their cells, one over the cells makes the entries
-    /// (the non-empty cells, in order) and one over the claims reads each one's entry. Used
-    /// where the cells are few next to the claims.
-    fn dense(
-        &mut self,
-        keepable: &[(i32, u32)],
-        groups: &[(u64, u64)],
-        n: usize,
-        local: impl Fn(u32) -> usize,
-    ) -> TopicEntries {
-        let k = groups.len();
-        let width = k + 1;
-        let Entries {
-            key_of, count, at, ..
-        } = self;
-        count.clear();
-        count.resize(n * width, 0);
-        // Each claim's key becomes its cell.
-        for (&(_, m), key) in keepable.iter().zip(key_of.iter_mut()) {
-            let cell = local(m) * width + *key as usize;
-            count[cell] += 1;
-            *key = cell as u32;
-        }
-        at.clear();
-        at.resize(n * width, 0);
-        let mut claims: Vec<(u32, u64, u64)> = Vec::with_capacity(keepable.len());
-        let mut entry_group: Vec<usize> = Vec::with_capacity(keepable.len());
-        for (cell, (&units, entry)) in count.iter().zip(at.iter_mut()).enumerate() {
-            if units == 0 {
-                continue;
-            }
-            let (lm, key) = (cell / width, cell % width);
-            let (mask, group) = match key {
-                0 => (0, k),
-                _ => (groups[key - 1].0, key - 1),
-            };
-            *entry = claims.len() as u32;
-            claims.push((lm as u32, mask, units));
-            entry_group.push(group);
-        }
-        let entry_of = key_of.iter().map(|&cell| at[cell as usize]).collect();
-        TopicEntries {
+    /// [`Entries::build`] through a table of every (member, key) cell, members ascending and
+    /// keys ascending within a member, once every claim is counted into its cell (`count`)
+    /// and has its cell (`key_of`): one pass over the cells makes the entries (the non-empty
+    /// cells, in order) and one over the claims reads each one's entry. Used where the cells
+    /// are few next to the claims. Appends to `out`.
+    fn dense(&mut self, groups: &[(u64, u64)], out: &mut TopicEntries) {
+        let width = groups.len() + 1;
+        let Entries { key_of, count, .. } = self;
+        let TopicEntries {
             claims,
             entry_group,
             entry_of,
+        } = out;
+        let base = claims.len();
+        // A non-empty cell's count, once its entry is made, is overwritten with the entry's
+        // index (no claim reads an empty cell): one table for both.
+        for (lm, row) in count.chunks_exact_mut(width).enumerate() {
+            let Some((free, rest)) = row.split_first_mut() else {
+                continue;
+            };
+            if *free > 0 {
+                claims.push((lm as u32, 0, *free));
+                entry_group.push(width - 1);
+                *free = (claims.len() - 1 - base) as u64;
+            }
+            for (g, (cell, &(mask, _))) in rest.iter_mut().zip(groups).enumerate() {
+                if *cell > 0 {
+                    claims.push((lm as u32, mask, *cell));
+                    entry_group.push(g);
+                    *cell = (claims.len() - 1 - base) as u64;
+                }
+            }
         }
+        entry_of.extend(key_of.iter().map(|&cell| count[cell as usize] as u32));
     }
 }
 
@@ -338,8 +357,14 @@ mod tests {
             let want = reference(&keepable, &masks, &groups);
             for general in [false, true] {
                 GENERAL_ONLY.with(|c| c.set(general));
-                let got =
-                    Entries::default().build(&keepable, &masks, &groups, n, racks, |m| m as usize);
+                let got = fresh(
+                    &mut Entries::default(),
+                    &keepable,
+                    &masks,
+                    &groups,
+                    n,
+                    racks,
+                );
                 GENERAL_ONLY.with(|c| c.set(false));
                 let Some(TopicEntries {
                     claims,
@@ -367,10 +392,55 @@ mod tests {
         for n in [2usize, 5, 1, 3] {
             let keepable: Vec<(i32, u32)> =
                 (0..8).map(|p| (p, (p as u32 * 7) % n as u32)).collect();
-            let fresh = Entries::default().build(&keepable, &masks, &groups, n, 2, |m| m as usize);
-            let reused = scratch.build(&keepable, &masks, &groups, n, 2, |m| m as usize);
+            let new = fresh(&mut Entries::default(), &keepable, &masks, &groups, n, 2);
+            let reused = fresh(&mut scratch, &keepable, &masks, &groups, n, 2);
             let key = |e: Option<TopicEntries>| e.map(|e| (e.claims, e.entry_group, e.entry_of));
-            assert_eq!(key(fresh), key(reused));
+            assert_eq!(key(new), key(reused));
         }
+    }
+
+    /// A topic appended after another's gives the entries it gives alone, `entry_of` counted
+    /// from its own first entry.
+    #[test]
+    fn appended_topics_match_alone() {
+        let masks = [1u64, 2, 3, 0, 1, 2, 3, 0];
+        let groups = [(1u64, 2u64), (2, 2), (3, 2)];
+        for general in [false, true] {
+            GENERAL_ONLY.with(|c| c.set(general));
+            let mut scratch = Entries::default();
+            let mut out = TopicEntries::default();
+            let mut alone = Vec::new();
+            for n in [2usize, 5, 3] {
+                let keepable: Vec<(i32, u32)> =
+                    (0..8).map(|p| (p, (p as u32 * 5) % n as u32)).collect();
+                let one = fresh(&mut Entries::default(), &keepable, &masks, &groups, n, 2);
+                alone.push(one.map(|e| (e.claims, e.entry_group, e.entry_of)));
+                let local = |m: u32| m as usize;
+                let built = scratch.build(&keepable, &masks, &groups, n, 2, local, &mut out);
+                assert!(built.is_some());
+            }
+            GENERAL_ONLY.with(|c| c.set(false));
+            let mut joined = (Vec::new(), Vec::new(), Vec::new());
+            for e in alone.into_iter().flatten() {
+                joined.0.extend(e.0);
+                joined.1.extend(e.1);
+                joined.2.extend(e.2);
+            }
+            assert_eq!(joined, (out.claims, out.entry_group, out.entry_of));
+        }
+    }
+
+    /// [`Entries::build`] of one topic into entries of its own.
+    fn fresh(
+        scratch: &mut Entries,
+        keepable: &[(i32, u32)],
+        masks: &[u64],
+        groups: &[(u64, u64)],
+        n: usize,
+        racks: usize,
+    ) -> Option<TopicEntries> {
+        let mut out = TopicEntries::default();
+        scratch.build(keepable, masks, groups, n, racks, |m| m as usize, &mut out)?;
+        Some(out)
     }
 }

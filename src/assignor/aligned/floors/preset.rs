@@ -22,7 +22,7 @@
 
 use super::super::super::flow::Network;
 use super::super::transport::{Keeps, Transport};
-use super::{MemberEdges, TopicFlow};
+use super::{Arena, MemberEdges, Plan};
 
 #[cfg(test)]
 thread_local! {
@@ -45,7 +45,8 @@ const EXCHANGE_ROUNDS: usize = 4;
 /// member gets at least.
 pub(super) fn propose(
     net: &mut Network,
-    plans: &[TopicFlow],
+    plans: &[Plan],
+    arena: &Arena,
     members: &MemberEdges,
     rack_of: &dyn Fn(usize) -> usize,
     racks: usize,
@@ -73,7 +74,9 @@ pub(super) fn propose(
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut room, mut into_rack, mut plain_floor) =
         (vec![0u64; racks], vec![0u64; racks], vec![0u64; racks]);
+    let mut sent = Vec::new();
     for plan in plans {
+        let plan = arena.view(plan);
         let f = u64::from(plan.floor);
         let k = plan.groups.len();
         supply.clear();
@@ -88,10 +91,10 @@ pub(super) fn propose(
         } else {
             (1u64 << racks) - 1
         });
-        let entry_group = &plan.entry_group;
+        let entry_group = plan.entry_group;
         // 1. Extras.
         claimed.fill(0);
-        for &(lm, _, count) in &plan.claims {
+        for &(lm, _, count) in plan.claims {
             claimed[lm as usize] += count;
         }
         // The loads are within one of each other: the lowest level first, members with
@@ -155,7 +158,7 @@ pub(super) fn propose(
             received[lm] += want[lm] - f;
         }
         let keeps = Keeps {
-            claims: &plan.claims,
+            claims: plan.claims,
             entry_group,
             rack: &rack,
             keep: &mut keep,
@@ -174,10 +177,10 @@ pub(super) fn propose(
         for (e, &units) in keep.iter().enumerate() {
             net.preset(plan.keep_edge[e], units as i32);
         }
-        for &(g, r, id) in &plan.to_rack {
+        for &(g, r, id) in plan.to_rack {
             net.preset(id, amount[g * racks + r] as i32);
         }
-        let mut sent = keep_by_group(entry_group, &keep, k + 1);
+        keep_by_group(entry_group, &keep, k + 1, &mut sent);
         for (g, s) in sent.iter_mut().enumerate() {
             *s += amount[g * racks..(g + 1) * racks].iter().sum::<u64>();
             if let Some(id) = plan.source_edge[g] {
@@ -279,11 +282,11 @@ fn exchange_pair(
     found.map(|(_, g, h)| (g, h))
 }
 
-/// Per group (`groups` of them): the claims kept of its partitions.
-fn keep_by_group(entry_group: &[usize], keep: &[u64], groups: usize) -> Vec<u64> {
-    let mut sent = vec![0u64; groups];
+/// Per group (`groups` of them): the claims kept of its partitions, into `sent`.
+fn keep_by_group(entry_group: &[usize], keep: &[u64], groups: usize, sent: &mut Vec<u64>) {
+    sent.clear();
+    sent.resize(groups, 0);
     for (&g, &units) in entry_group.iter().zip(keep) {
         sent[g] += units;
     }
-    sent
 }
