@@ -29,6 +29,8 @@ fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) -> &mut [T] {
 
 /// Deals one solved topic as the tie rule of the [parent's docs](super) says; `false` if the
 /// flow's counts do not add up (conservation rules it out). `scratch` only lends its buffers.
+// Never inlined, for the reason [`super::preset::propose`] is not.
+#[inline(never)]
 pub(super) fn deal(
     x: &Inputs<'_, '_>,
     plan: &TopicFlow<'_>,

@@ -77,6 +77,8 @@ pub(super) fn owners_and_claims(
 /// `None` as there, or if a claim's mask has no group (never: the groups are the masks'),
 /// leaving the vectors' contents as they were only where the table is used.
 #[allow(clippy::too_many_arguments)]
+// Never inlined, for the reason [`super::preset::propose`] is not.
+#[inline(never)]
 pub(super) fn owners_claims_and_groups(
     subs: &[u32],
     masks: &[u64],

@@ -176,8 +176,13 @@ impl Placement {
     /// Where the refining would only certify the greedy, it is skipped.
     /// `kept` is [`Placement::kept`].
     fn settled(&self, x: &Shape<'_>, holder: &[bool], kept: &[u64]) -> bool {
-        (0..self.want.len())
-            .all(|i| kept[i] == x.claims[i] || (kept[i] == self.want[i] && holder[i]))
+        let subs = kept.iter().zip(x.claims).zip(&self.want).zip(holder);
+        self.want.len() == kept.len()
+            && subs
+                .into_iter()
+                .all(|(((&kept, &claims), &want), &holder)| {
+                    kept == claims || (kept == want && holder)
+                })
     }
 
     /// Whether the placement flow cannot keep more claims than this placement (which places
@@ -266,22 +271,25 @@ fn greedy(x: &Shape<'_>, want: Vec<u64>, scratch: &mut Scratch) -> Placement {
     keep.resize(x.plan.claims.len(), 0);
     left_over.clear();
     left_over.extend_from_slice(&x.supply);
-    // One pass: each entry's keeps, its subscriber's and its group's left-over.
+    // One pass: each entry's keeps, its subscriber's and its group's left-over. As slices:
+    // the loops index them more cheaply than the vectors behind references.
+    let (want_at, kept_at, left_at) = (&want[..], &mut kept[..], &mut left_over[..]);
     let entries = x.plan.claims.iter().zip(x.entry_group).zip(keep.iter_mut());
     for ((&(i, _, count), &g), keep) in entries {
         let i = i as usize;
-        let units = count.min(want[i] - kept[i]);
+        let units = count.min(want_at[i] - kept_at[i]);
         *keep = units;
-        kept[i] += units;
-        left_over[g] -= units;
+        kept_at[i] += units;
+        left_at[g] -= units;
     }
     // The racks' room, filled by the groups' left-overs by a small maximum flow. Where it
     // cannot place them all, subscribers in the full racks the stuck units reach give up
     // kept claims that another rack with room can take (a few rounds).
     room.clear();
     room.resize(x.racks, 0);
+    let room_at = &mut room[..];
     for ((&w, &kept), &r) in want.iter().zip(kept.iter()).zip(x.rack) {
-        room[r] += w - kept;
+        room_at[r] += w - kept;
     }
     let keeps = Keeps {
         claims: x.plan.claims,
@@ -408,6 +416,9 @@ fn refine(
 /// extras it hands out to the members' convex edges `member_edge`; `load` holds every local
 /// member's load, updated with the exchanges of extras made here. `scratch` only lends its
 /// buffers: what it held before does not matter.
+// Never inlined: once LLVM inlined it into the caller (after a change in the caller), the
+// caller's vector resizes were no longer inlined and cost far more than the call saves.
+#[inline(never)]
 pub(super) fn propose(
     net: &mut Network,
     plan: &TopicFlow<'_>,
@@ -533,10 +544,10 @@ pub(super) fn propose(
 
     let mut pool = std::mem::take(&mut scratch.pool);
     placement.pool(&shape, &kept, &mut scratch.into_rack, &mut pool);
-    for (e, &units) in placement.keep.iter().enumerate() {
+    for (&units, &id) in placement.keep.iter().zip(plan.keep_edge) {
         if units > 0 {
             // Entries may share a keep edge: their units add up.
-            net.add_preset(plan.keep_edge[e], units as i32);
+            net.add_preset(id, units as i32);
         }
     }
     for &(g, r, id) in plan.to_rack {
@@ -551,27 +562,36 @@ pub(super) fn propose(
     let mut plain_floor = std::mem::take(&mut scratch.plain_floor);
     plain_floor.clear();
     plain_floor.resize(racks, 0);
+    // Zipped: indexing each per-subscriber slice checked its bounds at every subscriber.
     let subs = kept.iter().zip(&pool).zip(subs_local).zip(plan.pair);
-    for (i, (((&kept, &pool), &lm), &pair)) in subs.enumerate() {
+    let edges = plan
+        .pool_edge
+        .iter()
+        .zip(plan.floor_edge)
+        .zip(plan.extra_edge);
+    let subs = subs.zip(edges).zip(shape.rack);
+    for (((((&kept, &pool), &lm), &pair), ((&pool_edge, &floor_edge), &extra_edge)), &r) in subs {
         let total = kept + pool;
         let extra = total.saturating_sub(f);
         let lm = lm as usize;
         if pair {
-            if let Some(id) = plan.pool_edge[i] {
+            if let Some(id) = pool_edge {
                 net.preset(id, pool as i32);
             }
-            if let Some(id) = plan.floor_edge[i] {
+            if let Some(id) = floor_edge {
                 net.preset(id, total.min(f) as i32);
             }
             if extra > 0
-                && let Some(id) = plan.extra_edge[i]
+                && let Some(id) = extra_edge
             {
                 net.preset(id, extra as i32);
             }
         } else {
-            plain_floor[shape.rack[i]] += total.min(f);
+            if let Some(floors) = plain_floor.get_mut(r) {
+                *floors += total.min(f);
+            }
             if extra > 0
-                && let Some(id) = plan.pool_edge[i]
+                && let Some(id) = pool_edge
             {
                 net.preset(id, extra as i32);
             }
