@@ -129,7 +129,10 @@ impl RackDeal {
                 };
                 let send = (parts.len() - taken).min(*left as usize);
                 *left -= send as u64;
-                bucket.extend_from_slice(&parts[taken..taken + send]);
+                // A share is a partition or two: pushes cost less than a call to copy them.
+                for &p in &parts[taken..taken + send] {
+                    bucket.push(p);
+                }
                 taken += send;
             }
             if taken < parts.len() {
@@ -227,26 +230,34 @@ impl RackDeal {
             if self.groups[g].1.is_empty() {
                 self.spare.push(std::mem::take(&mut self.groups[g].1));
             } else {
-                self.groups.swap(kept, g);
+                // Mostly none went before: then the group stays where it is.
+                if kept != g {
+                    self.groups.swap(kept, g);
+                }
                 kept += 1;
             }
         }
         self.groups.truncate(kept);
         // The passes below visit only the subscribers with room left, ascending (a
         // subscriber without room adds no capacity and takes no partition). With f_t = 0 only
-        // the chosen ones can have any.
+        // the chosen ones can have any, and without claims each of them has its one.
         self.open.clear();
-        if x.floor == 0 {
-            self.open
-                .extend(x.chosen.iter().copied().filter(|&i| room[i as usize] > 0));
+        let open: &[u32] = if x.floor == 0 && x.keepable.is_empty() {
+            x.chosen
         } else {
-            self.open
-                .extend((0..room.len() as u32).filter(|&i| room[i as usize] > 0));
-        }
+            if x.floor == 0 {
+                self.open
+                    .extend(x.chosen.iter().copied().filter(|&i| room[i as usize] > 0));
+            } else {
+                self.open
+                    .extend((0..room.len() as u32).filter(|&i| room[i as usize] > 0));
+            }
+            &self.open
+        };
         let bit = |i: usize| x.member_bit[x.local[i] as usize];
         self.capacity.clear();
         self.capacity.resize(self.racks, 0);
-        for &i in &self.open {
+        for &i in open {
             let i = i as usize;
             if bit(i) != 0 {
                 self.capacity[bit(i).trailing_zeros() as usize] += u64::from(room[i]);
@@ -286,7 +297,7 @@ impl RackDeal {
         self.cursor.clear();
         self.cursor.resize(self.racks, 0);
         let mut next = self.free.iter();
-        for &i in &self.open {
+        for &i in open {
             let i = i as usize;
             let mut left = room[i] as usize;
             let m = x.subscribers[i];

@@ -416,10 +416,17 @@ impl<'s> Network<'s> {
         // Per topic, the racks its open masks admit: a cell whose rack they do not admit is
         // passed over without a look at its masks (most are, once few partitions are left).
         let mut open: Vec<u128> = (0..self.topics).map(|lt| self.open_racks(lt)).collect();
+        // Per rack index: how many topics' open masks admit it. At 0 no cell of a member in
+        // that rack passes the test below, so its cells are not read (open masks only close
+        // here: partitions are placed, none let go).
+        let mut admitting = vec![0u32; width];
+        for &racks_open in &open {
+            tally(&mut admitting, racks_open, self.racks, true);
+        }
         for lm in 0..members {
             let r = self.rack[lm];
             let admitted = admits(r, self.racks);
-            if self.short[lm] == 0 {
+            if self.short[lm] == 0 || admitting[r] == 0 {
                 continue;
             }
             for &(o, c) in cells.of(lm as u32) {
@@ -434,9 +441,13 @@ impl<'s> Network<'s> {
                     self.hold(o, j, lm, true);
                     self.short[lm] -= 1;
                     if self.left[g] == 0 {
+                        // The topic's racks before less those after: those it admitted
+                        // are counted, so the counts do not go below 0.
+                        tally(&mut admitting, open[o], self.racks, false);
                         open[o] = self.open_racks(o);
+                        tally(&mut admitting, open[o], self.racks, true);
                     }
-                    if self.short[lm] == 0 {
+                    if self.short[lm] == 0 || admitting[r] == 0 {
                         break;
                     }
                 }
@@ -464,6 +475,35 @@ impl<'s> Network<'s> {
 fn admits(r: usize, racks: usize) -> u128 {
     let own = if r < racks { 1u128 << r } else { 0 };
     own | 1 << 64
+}
+
+/// Counts (`add`) or uncounts in `admitting` (per rack index) one topic whose open masks
+/// admit the racks `racks_open` (as [`Network::open_racks`] gives them): rack index r is
+/// counted exactly when `racks_open` meets [`admits`]`(r)`, read off its bits rather than
+/// tried rack by rack.
+fn tally(admitting: &mut [u32], racks_open: u128, racks: usize, add: bool) {
+    let step = |n: &mut u32| {
+        if add {
+            *n += 1;
+        } else {
+            *n -= 1;
+        }
+    };
+    if racks_open >> 64 & 1 == 1 {
+        // Mask 0 has a partition left: every rack index, and none, is admitted.
+        admitting.iter_mut().for_each(step);
+    } else {
+        let mut bits = racks_open as u64;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if r < racks
+                && let Some(n) = admitting.get_mut(r)
+            {
+                step(n);
+            }
+        }
+    }
 }
 
 /// Whether a member in rack index `r` (`racks`: none) may take a partition of mask `g`.

@@ -35,6 +35,11 @@ impl Holders {
         &self.at[from..from + self.len[lt] as usize]
     }
 
+    /// How many holders local topic `lt` has.
+    pub(super) fn len(&self, lt: usize) -> usize {
+        self.len[lt] as usize
+    }
+
     /// Appends `i` to local topic `lt`'s holders, above all of them (the start's, in
     /// subscriber order).
     pub(super) fn push(&mut self, lt: usize, i: u32) {

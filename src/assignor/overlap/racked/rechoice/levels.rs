@@ -28,6 +28,10 @@ pub(super) struct Levels {
     /// Per rack index, during [`Levels::build`]: its (topic, rack) nodes with an arc in from
     /// a member not levelled yet.
     unlevelled: Vec<u32>,
+    /// Per rack index: how many local members run in it.
+    members: Vec<u32>,
+    /// Per rack index, during [`Levels::build`]: its members not levelled yet.
+    members_left: Vec<u32>,
     path: Vec<usize>,
     /// Arcs examined so far, and how many the step may examine.
     work: usize,
@@ -44,6 +48,10 @@ impl Levels {
         let masks_at = racks_at + net.topics * width;
         let nodes = masks_at + net.mask_of.len();
         let arcs = 2 * net.cells.len() + net.mask_of.len() * width * 2;
+        let mut members_per_rack = vec![0; width];
+        for &r in &net.rack {
+            members_per_rack[r] += 1;
+        }
         Levels {
             racks_at,
             masks_at,
@@ -52,6 +60,8 @@ impl Levels {
             next: vec![0; nodes],
             queue: Vec::with_capacity(nodes),
             unlevelled: Vec::new(),
+            members: members_per_rack,
+            members_left: Vec::new(),
             path: Vec::new(),
             work: 0,
             budget: WORK_PER_ARC * (arcs + nodes),
@@ -69,11 +79,14 @@ impl Levels {
     pub(super) fn build(&mut self, net: &Network<'_>, counts: &Counts) -> Option<u32> {
         self.level.fill(u32::MAX);
         self.queue.clear();
+        self.members_left.clear();
+        self.members_left.extend_from_slice(&self.members);
         for (lm, &s) in net.short.iter().enumerate() {
             if s > 0 {
                 self.level[lm] = 0;
                 self.next[lm] = 0;
                 self.queue.push(lm);
+                self.members_left[net.rack[lm]] -= 1;
             }
         }
         let mut sink = None;
@@ -121,6 +134,11 @@ impl Levels {
                             queue.push(v);
                             // A free cell: the node has an arc in from a member.
                             self.unlevelled[r] -= 1;
+                            // None left: no later cell passes (a free one would be
+                            // counted), so the rest are not read.
+                            if self.unlevelled[r] == 0 {
+                                break;
+                            }
                         }
                     }
                 }
@@ -132,13 +150,16 @@ impl Levels {
                         sink = Some(at + 1);
                     }
                 }
-                let subs = &counts.subs[lt];
-                let holders = net.holders.of(lt);
-                self.work += holders.len();
-                for &i in holders {
-                    let lm = subs[i as usize] as usize;
-                    if net.rack[lm] == r {
-                        reach(lm);
+                // The holders' steps count whether read or not (the work bound binds where
+                // it did); with every member of the rack levelled, they reach nothing new.
+                self.work += net.holders.len(lt);
+                if self.members_left[r] > 0 {
+                    let subs = &counts.subs[lt];
+                    for &i in net.holders.of(lt) {
+                        let lm = subs[i as usize] as usize;
+                        if net.rack[lm] == r && reach(lm) {
+                            self.members_left[r] -= 1;
+                        }
                     }
                 }
             } else {
@@ -212,14 +233,23 @@ impl Levels {
             let (lt, r) = ((u - self.racks_at) / width, (u - self.racks_at) % width);
             let (from, masks) = (net.start[lt], net.start[lt + 1] - net.start[lt]);
             let mut found = None;
-            while k < masks {
-                self.work += 1;
-                let g = from + k;
-                if fits(net.mask_of[g], r, net.racks) && level[self.masks_at + g] == want {
-                    found = Some(self.masks_at + g);
-                    break;
+            if k < masks {
+                // The topic's masks and their levels as slices, read from the current arc.
+                let mask_of = &net.mask_of[from + k..from + masks];
+                let levels = &level[self.masks_at + from + k..self.masks_at + from + masks];
+                let at = mask_of
+                    .iter()
+                    .zip(levels)
+                    .position(|(&mask, &l)| l == want && fits(mask, r, net.racks));
+                // A step per mask examined, as one at a time.
+                self.work += at.map_or(masks - k, |a| a + 1);
+                match at {
+                    Some(a) => {
+                        k += a;
+                        found = Some(self.masks_at + from + k);
+                    }
+                    None => k = masks,
                 }
-                k += 1;
             }
             if found.is_none() {
                 // Past the masks, the current arc is the subscriber index to go on from.
