@@ -171,7 +171,7 @@ pub(crate) enum LocalIndex {
 impl Component {
     /// The [`LocalIndex`] of this component in a group of `members` members.
     pub fn local_index(&self, members: usize) -> LocalIndex {
-        if self.members.len() * 16 < members {
+        if !self.dense_index(members) {
             return LocalIndex::Search;
         }
         let mut table = vec![u32::MAX; members];
@@ -183,6 +183,14 @@ impl Component {
 }
 
 impl Component {
+    /// Whether [`Component::local_index`] in a group of `members` members is
+    /// [`LocalIndex::Dense`] (the component holds a good share of the group), without
+    /// building its table.
+    #[inline]
+    pub fn dense_index(&self, members: usize) -> bool {
+        self.members.len() * 16 >= members
+    }
+
     /// Whether this component holds every member of a group of `members` members: its
     /// members (ascending, distinct) are then exactly 0..`members`, so every member index is
     /// its own position in [`Component::members`] and no lookup is needed.
@@ -198,8 +206,15 @@ impl LocalIndex {
     pub fn get(&self, comp: &Component, m: u32) -> usize {
         match self {
             LocalIndex::Dense(table) => table[m as usize] as usize,
-            LocalIndex::Search => comp.members.partition_point(|&x| x < m),
+            LocalIndex::Search => LocalIndex::search(comp, m),
         }
+    }
+
+    /// The position of member `m` (a member of `comp`) in `comp.members`, found as
+    /// [`LocalIndex::Search`] finds it: for callers that chose the kind once, outside a loop.
+    #[inline]
+    pub fn search(comp: &Component, m: u32) -> usize {
+        comp.members.partition_point(|&x| x < m)
     }
 }
 

@@ -81,7 +81,6 @@ pub(crate) fn assign(
     {
         return false;
     }
-    let index = comp.local_index(problem.members.len());
     // Per topic, counts are reset lazily (see `Tally`). Its P_t claims, none above the ceiling,
     // leave nobody below the floor exactly when r_t of them reach the ceiling (with
     // r_t = 0, when nobody passes the floor): the counts sum to n·f + r_t. Without racks,
@@ -95,7 +94,7 @@ pub(crate) fn assign(
     // Where the component holds a good share of the group (a dense index), every member's
     // count and rack are kept at its id, so that a claim's owner needs no lookup at all; else
     // at its position in the component, found by search.
-    let by_id = matches!(index, LocalIndex::Dense(_));
+    let by_id = comp.dense_index(problem.members.len());
     let slots = if by_id { problem.members.len() } else { n };
     let mut home = None;
     if racks_checked {
@@ -135,7 +134,7 @@ pub(crate) fn assign(
     let counted = if by_id {
         run.count_topics(|m| m as usize)
     } else {
-        run.count_topics(|m| comp.members.partition_point(|&x| x < m))
+        run.count_topics(|m| LocalIndex::search(comp, m))
     };
     let lists = run.lists;
     // Every claim counted went to its owner's list: the loads are what the lists grew by.
