@@ -173,7 +173,8 @@ impl<T: Shelved + Clone> Buf<T> {
     // than becoming a `memset` (as it did wherever the value is a constant of equal bytes:
     // zeros, `NONE`): glibc's `memset` clears buffers of a few kilobytes and more with
     // `rep stosb`, which callgrind counts as one instruction per byte, against about one
-    // per sixteen bytes for the stores.
+    // per sixteen bytes for the stores. (One-byte values, `bool`, still become a `memset`:
+    // any byte is a byte pattern.)
     #[inline(always)]
     pub(super) fn filled(len: usize, value: T) -> Buf<T> {
         let mut v = take(len);
