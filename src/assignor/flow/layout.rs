@@ -23,28 +23,15 @@ impl Network {
         }
         let added = std::mem::take(&mut self.added);
         let proposed = if self.proposed {
-            let mut p = certify::Proposed {
-                edges: 0,
-                within: true,
-                balance: Buf::filled(n, 0i64),
-            };
-            self.fill(&added, &mut start, |a| {
-                let x = a.preset;
-                if x == 0 {
-                    return 0;
-                }
-                p.edges += 1;
-                if x < 0 || x > a.cap {
-                    p.within = false;
-                    return 0;
-                }
-                p.balance[a.from as usize] -= i64::from(x);
-                p.balance[a.to as usize] += i64::from(x);
-                x
-            });
-            Some(p)
+            let mut balance = Buf::filled(n, 0i64);
+            let (edges, within) = self.fill::<true>(&added, &mut start, &mut balance);
+            Some(certify::Proposed {
+                edges,
+                within,
+                balance,
+            })
         } else {
-            self.fill(&added, &mut start, |_| 0);
+            self.fill::<false>(&added, &mut start, &mut []);
             None
         };
         start.pop();
@@ -53,57 +40,86 @@ impl Network {
     }
 
     /// The lay-out's fill ([`Network::lay_out`]): writes both arcs of every edge of `added`
-    /// into the next free slots of its ends (`start[v + 1]`, moved up as it goes), with
-    /// `flow(edge)` units on it (0 ≤ flow ≤ capacity), and records the edges' backward slots.
-    // Always: the closure then folds into the loop (and the flow-less one to nothing).
-    #[inline(always)]
-    fn fill(&mut self, added: &[Added], start: &mut [u32], mut flow: impl FnMut(&Added) -> i32) {
+    /// into the next free slots of its ends (`start[v + 1]`, moved up as it goes) and records
+    /// the edges' backward slots. With `PRESETS`, every edge carries its proposed flow where
+    /// that lies within its capacity (and zero where not), the flow applied into each node
+    /// less the flow out of it is added up in `balance`, and the result is the number of
+    /// edges with a flow proposed other than 0 and whether all of those lay within; without,
+    /// every edge is at zero flow and `balance` is not read.
+    // The proposal's tallies are locals and every buffer a plain slice, so that the loop
+    // keeps them in registers instead of reloading a vector's pointer and length (or a
+    // closure's captures) after each store into the arcs.
+    fn fill<const PRESETS: bool>(
+        &mut self,
+        added: &[Added],
+        start: &mut [u32],
+        balance: &mut [i64],
+    ) -> (usize, bool) {
         // Every slot is written below (two per edge, each edge's into free slots of its ends),
-        // so the blank only has to be cheap to fill: all zero bytes, a memset.
+        // so the blank only has to be cheap to fill.
         let blank = Arc {
             to: 0,
             rev: 0,
             cap: 0,
             cost: [0; 4],
         };
-        let mut arcs = Buf::filled(2 * added.len(), blank);
-        let mut convex = if self.convex_base.is_empty() {
+        let mut arcs_buf = Buf::filled(2 * added.len(), blank);
+        let mut convex_buf = if self.convex_base.is_empty() {
             Buf::default()
         } else {
             Buf::filled(2 * added.len(), NONE)
         };
-        // Both arcs of an edge are written as the edge is read, each into the next free slot
-        // of its tail: one sequential pass over the edges, without an index of ends by slot.
-        // The backward slots are collected as they come (no zero fill to overwrite).
-        let mut slot = Buf::with_capacity(added.len());
-        slot.extend(added.iter().map(|a| {
-            let f = start[a.from as usize + 1];
-            start[a.from as usize + 1] = f + 1;
-            let r = start[a.to as usize + 1];
-            start[a.to as usize + 1] = r + 1;
-            let x = flow(a);
-            arcs[f as usize] = Arc {
-                to: a.to,
-                rev: r,
-                cap: a.cap - x,
-                cost: a.cost,
-            };
-            arcs[r as usize] = Arc {
-                to: a.from,
-                rev: f,
-                cap: x,
-                cost: a.reverse_cost,
-            };
-            if a.convex != NONE {
-                // `convex` has a slot per arc wherever an edge is convex.
-                convex[f as usize] = a.convex;
-                convex[r as usize] = a.convex | REVERSE;
+        // Filled ahead and written through a zip, without a bounds check per edge: pushing
+        // reloaded the vector's length and capacity after every edge.
+        let mut slot = Buf::filled(added.len(), 0u32);
+        let (mut edges, mut within) = (0usize, true);
+        {
+            let arcs: &mut [Arc] = &mut arcs_buf;
+            let convex: &mut [u32] = &mut convex_buf;
+            // Both arcs of an edge are written as the edge is read, each into the next free
+            // slot of its tail: one sequential pass over the edges, without an index of ends
+            // by slot. A plain loop rather than `extend` of a map: that closure, out of
+            // line, read every capture through a pointer.
+            for (a, backward) in added.iter().zip(slot.iter_mut()) {
+                let f = start[a.from as usize + 1];
+                start[a.from as usize + 1] = f + 1;
+                let r = start[a.to as usize + 1];
+                start[a.to as usize + 1] = r + 1;
+                let mut x = 0;
+                if PRESETS && a.preset != 0 {
+                    edges += 1;
+                    if a.preset < 0 || a.preset > a.cap {
+                        within = false;
+                    } else {
+                        x = a.preset;
+                        balance[a.from as usize] -= i64::from(x);
+                        balance[a.to as usize] += i64::from(x);
+                    }
+                }
+                arcs[f as usize] = Arc {
+                    to: a.to,
+                    rev: r,
+                    cap: a.cap - x,
+                    cost: a.cost,
+                };
+                arcs[r as usize] = Arc {
+                    to: a.from,
+                    rev: f,
+                    cap: x,
+                    cost: a.reverse_cost,
+                };
+                if a.convex != NONE {
+                    // `convex` has a slot per arc wherever an edge is convex.
+                    convex[f as usize] = a.convex;
+                    convex[r as usize] = a.convex | REVERSE;
+                }
+                *backward = r;
             }
-            r
-        }));
+        }
         self.slot = slot;
-        self.arcs = arcs;
-        self.convex = convex;
+        self.arcs = arcs_buf;
+        self.convex = convex_buf;
+        (edges, within)
     }
 
     /// Returns the arcs to zero flow: a flow only moves capacity between an arc and its
