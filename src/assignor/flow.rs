@@ -494,8 +494,7 @@ impl Network {
                 // beyond it lies on no shortest admissible path to the sink, so leaving it
                 // unlabelled only spares the augmenting search a dead end; the paths found,
                 // and so the flow, are the same.
-                // Through `black_box`, a loop of wide stores, not a `memset` (see `Buf::filled`).
-                level.fill(std::hint::black_box(u32::MAX));
+                level.fill(u32::MAX);
                 level[source as usize] = 0;
                 queue.clear();
                 queue.push(source);

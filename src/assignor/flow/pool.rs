@@ -169,16 +169,12 @@ impl<T: Shelved> Buf<T> {
 
 impl<T: Shelved + Clone> Buf<T> {
     /// `len` copies of `value` (every element written).
-    // The value goes through `black_box` so that the fill stays a loop of wide stores rather
-    // than becoming a `memset` (as it did wherever the value is a constant of equal bytes:
-    // zeros, `NONE`): glibc's `memset` clears buffers of a few kilobytes and more with
-    // `rep stosb`, which callgrind counts as one instruction per byte, against about one
-    // per sixteen bytes for the stores. (One-byte values, `bool`, still become a `memset`:
-    // any byte is a byte pattern.)
+    // Always: with the value known at the call, the fill becomes a `memset` where it is all
+    // zero bytes.
     #[inline(always)]
     pub(super) fn filled(len: usize, value: T) -> Buf<T> {
         let mut v = take(len);
-        v.resize(len, std::hint::black_box(value));
+        v.resize(len, value);
         Buf(v)
     }
 }
