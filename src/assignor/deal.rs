@@ -84,9 +84,57 @@ impl Dealer {
         index: impl Fn(u32) -> usize,
         lists: &mut [Vec<(u32, i32)>],
     ) {
+        #[cfg(test)]
+        let direct = !UNCLAIMED_OFF.get();
+        #[cfg(not(test))]
+        let direct = true;
+        if direct
+            && topic.owners.is_empty()
+            && (topic.partitions as usize) < topic.subscribers.len()
+        {
+            unclaimed(topic, room, lists);
+            return;
+        }
         deal_room(topic, room, None, &mut self.free, index, lists);
     }
 }
+
+/// The deal of a topic nobody claims with f_t = 0 (fewer partitions than subscribers), by
+/// counts per subscriber in `room` (used up): partitions 0, 1, … in turn to the subscribers
+/// with room, ascending, as many as each has room for — what [`deal_room`] does with no
+/// claim. Few of the many subscribers have room (one each), so the zeros are skipped
+/// [`UNCLAIMED_WIDTH`] at a time, by one test of a block's bits.
+fn unclaimed(topic: &Topic<'_>, room: &mut [i32], lists: &mut [Vec<(u32, i32)>]) {
+    let (t, partitions) = (topic.topic, topic.partitions as i32);
+    let mut next = 0;
+    let mut hand = |from: usize, block: &mut [i32]| {
+        for (k, &m) in block.iter_mut().zip(&topic.subscribers[from..]) {
+            let open = std::mem::take(k).min(partitions - next);
+            if open > 0 {
+                lists[m as usize].extend((next..next + open).map(|p| (t, p)));
+                next += open;
+            }
+        }
+        next == partitions
+    };
+    let n = room.len();
+    let mut blocks = room.chunks_exact_mut(UNCLAIMED_WIDTH);
+    let done = blocks.by_ref().enumerate().any(|(b, block)| {
+        block.iter().fold(0, |bits, &k| bits | k) != 0 && hand(b * UNCLAIMED_WIDTH, block)
+    });
+    if !done {
+        let rest = blocks.into_remainder();
+        hand(n - rest.len(), rest);
+    }
+    #[cfg(test)]
+    assert!(
+        room.iter().all(|&r| r == 0),
+        "counts of topic {t} do not add up to its partitions"
+    );
+}
+
+/// Subscribers' counts [`unclaimed`] tests at once: 16 of i32, four 128-bit words.
+const UNCLAIMED_WIDTH: usize = 16;
 
 /// Whether `deal` (f_t = 0) gives every partition to its previous owner: the owners, by
 /// partition, are one per partition (as many as P_t) and are the chosen members, in order.
@@ -106,6 +154,13 @@ fn kept_whole(deal: &TopicDeal<'_>, index: impl Fn(u32) -> usize) -> bool {
         .iter()
         .zip(deal.chosen)
         .all(|(&(_, m), &i)| index(m) == i as usize)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: [`Dealer::topic_counted`] deals unclaimed topics as any other, for a
+    /// reference.
+    static UNCLAIMED_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Faults a test may plant on its thread, to show the tests catch them.
@@ -355,6 +410,30 @@ mod tests {
         super::planted::WHOLE_BY_COUNTS.set(false);
         println!("kept whole by counts alone caught in {differ} of 300");
         assert!(differ >= 30, "only {differ} caught");
+    }
+
+    /// Unclaimed topics with f_t = 0 dealt by blocks of counts (`unclaimed`) are dealt as
+    /// the general deal deals them: the same lists and room used up, on random topics of 1 to
+    /// 80 subscribers (blocks and their remainder) with a few chosen, sometimes none in a
+    /// block or all in the remainder.
+    #[test]
+    fn unclaimed_topics_by_blocks_deal_as_the_general_deal() {
+        let mut rng = crate::assignor::tests::Rng(0xb10c);
+        let mut direct = 0;
+        for _ in 0..500 {
+            let n = 1 + rng.below(80) as usize;
+            let odds = 1 + rng.below(20);
+            let chosen: Vec<u32> = (0..n as u32).filter(|_| rng.below(odds) == 0).collect();
+            let partitions = chosen.len() as u32;
+            direct += usize::from((partitions as usize) < n);
+            let by_blocks = counted(n, partitions, 0, &chosen, &[]);
+            super::UNCLAIMED_OFF.set(true);
+            let general = counted(n, partitions, 0, &chosen, &[]);
+            super::UNCLAIMED_OFF.set(false);
+            assert_eq!(by_blocks, general, "{n} subscribers, chosen {chosen:?}");
+            assert!(by_blocks.1.iter().all(|&r| r == 0));
+        }
+        assert!(direct > 400, "only {direct} dealt by blocks");
     }
 
     /// The deal by counts per subscriber is the deal by floor and chosen indices, on random

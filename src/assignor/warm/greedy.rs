@@ -7,14 +7,10 @@
 
 use super::super::flow::Network;
 use super::{MAX_MOVES, Proposal};
-use levels::Levels;
 use narrow::Narrow;
 
-mod levels;
 mod narrow;
 mod same;
-#[cfg(test)]
-pub(crate) use levels::LEVELS_OFF;
 #[cfg(test)]
 pub(crate) use narrow::{CURSOR_KEPT, CURSOR_OFF, NARROW_OFF, NARROW_TAKEN};
 
@@ -74,18 +70,10 @@ impl Proposal {
         let mut start: Vec<usize> = Vec::with_capacity(self.subs.len() + 1);
         let mut mine = Vec::new();
         let mut candidates = Vec::new();
-        // The same choices found by load level, where that costs less than the passes.
-        let mut levels = Levels::new(self, held);
-        let mut narrow = match levels {
-            Some(_) => Narrow::default(),
-            None => Narrow::new(&self.load),
-        };
+        let mut narrow = Narrow::new(&self.load);
         for (lt, &held) in held.iter().enumerate() {
             let left = (self.extra[lt] - held) as usize;
-            match &mut levels {
-                Some(levels) => levels.hand_out(self, lt, left, &mut mine),
-                None => self.hand_out(lt, left, held == 0, &mut mine, &mut candidates, &mut narrow),
-            }
+            self.hand_out(lt, left, held == 0, &mut mine, &mut candidates, &mut narrow);
             start.push(handed.len());
             handed.extend_from_slice(&mine);
         }
@@ -100,27 +88,18 @@ impl Proposal {
                 if was.is_empty() {
                     continue;
                 }
-                if let Some(levels) = &mut levels {
-                    if levels.hands_out_the_same(self, lt, was) {
-                        continue;
-                    }
-                    levels.take_back(self, lt, was);
-                    levels.hand_out(self, lt, was.len(), &mut mine);
-                } else {
-                    // Without claims held, every subscriber but those of `was` is at its
-                    // floor.
-                    let bare = held[lt] == 0;
-                    if self.hands_out_the_same(lt, was, bare, &narrow) {
-                        continue;
-                    }
-                    for &i in was.iter() {
-                        self.count[lt][i as usize] -= 1;
-                        let m = self.subs[lt][i as usize] as usize;
-                        narrow.lower(m, self.load[m]);
-                        self.load[m] -= 1;
-                    }
-                    self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates, &mut narrow);
+                // Without claims held, every subscriber but those of `was` is at its floor.
+                let bare = held[lt] == 0;
+                if self.hands_out_the_same(lt, was, bare, &narrow) {
+                    continue;
                 }
+                for &i in was.iter() {
+                    self.count[lt][i as usize] -= 1;
+                    let m = self.subs[lt][i as usize] as usize;
+                    narrow.lower(m, self.load[m]);
+                    self.load[m] -= 1;
+                }
+                self.hand_out(lt, was.len(), bare, &mut mine, &mut candidates, &mut narrow);
                 if mine != was {
                     changed = true;
                     was.copy_from_slice(&mine);
