@@ -85,6 +85,26 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
 
 /// The components of `problem`, in order of their smallest topic index.
 pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
+    let n = problem.topics.len();
+    // A member subscribing to every topic (in a homogeneous group, the first) joins them all:
+    // one component of every topic and every member with a subscription, with no union.
+    let first = problem.subscriptions.iter().find(|s| !s.is_empty());
+    #[cfg(test)]
+    let every = first.is_some_and(|s| s.len() + usize::from(planted::ALL_BUT_ONE.get()) >= n);
+    #[cfg(not(test))]
+    let every = first.is_some_and(|s| s.len() == n);
+    if every {
+        #[cfg(test)]
+        planted::EVERY.set(planted::EVERY.get() + 1);
+        let members = (0..problem.subscriptions.len() as u32)
+            .filter(|&m| !problem.subscriptions[m as usize].is_empty())
+            .collect();
+        return vec![Component {
+            topics: (0..n as u32).collect(),
+            members,
+            rack_members: std::cell::OnceCell::new(),
+        }];
+    }
     let mut parent: Vec<u32> = (0..problem.topics.len() as u32).collect();
     // Per first topic, the last member whose topics start with it and were joined.
     let mut joined: Vec<u32> = vec![u32::MAX; problem.topics.len()];
@@ -129,7 +149,6 @@ pub(crate) fn components(problem: &Problem<'_>) -> Vec<Component> {
             }
         }
     }
-    let n = problem.topics.len();
     let mut slot = vec![u32::MAX; n];
     // Per topic with subscribers: its component's position in `out`.
     let mut of = vec![u32::MAX; n];
@@ -227,6 +246,11 @@ pub(crate) mod planted {
         pub(crate) static FIRST_TOPIC_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         /// [`super::components`] stops joining while two roots are left instead of one.
         pub(crate) static STOP_AT_TWO: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// [`super::components`] takes a first member subscribing to all topics but one as
+        /// subscribing to every topic.
+        pub(crate) static ALL_BUT_ONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Calls of [`super::components`] that found a member subscribing to every topic.
+        pub(crate) static EVERY: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
         /// Calls of [`super::components`] that stopped joining before the last member.
         pub(crate) static STOPPED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
@@ -243,7 +267,7 @@ mod tests {
     fn random(rng: &mut Rng) -> GroupSpec {
         let topics = 1 + rng.below(12) as usize;
         let width = 1 + rng.below(3);
-        GroupSpec {
+        let mut spec = GroupSpec {
             rack_aware: false,
             topics: (0..topics)
                 .map(|t| TopicSpec {
@@ -263,7 +287,18 @@ mod tests {
                     generation: -1,
                 })
                 .collect(),
+        };
+        // A third of the groups: the first member subscribes to every topic, or to all but
+        // the last.
+        match rng.below(6) {
+            0 => spec.members[0].subscriptions = (0..topics).map(|t| format!("T{t:02}")).collect(),
+            1 => {
+                spec.members[0].subscriptions =
+                    (0..topics - 1).map(|t| format!("T{t:02}")).collect()
+            }
+            _ => {}
         }
+        spec
     }
 
     /// The components by definition: topics labelled by the smallest topic reachable through
@@ -325,5 +360,30 @@ mod tests {
         let caught = specs.iter().filter(|s| !found(s)).count();
         planted::STOP_AT_TWO.set(false);
         assert!(caught > 20, "planted fault caught {caught} times");
+    }
+
+    /// A first member subscribing to every topic gives the one component of the definition
+    /// at once; taking one subscribing to all topics but one for it (a planted fault) is
+    /// caught.
+    #[test]
+    fn a_member_on_every_topic_makes_one_component() {
+        let mut rng = Rng(0xe4e7);
+        let specs: Vec<GroupSpec> = (0..300).map(|_| random(&mut rng)).collect();
+        let found = |spec: &GroupSpec| {
+            let problem = Problem::new(spec);
+            let got: Vec<(Vec<u32>, Vec<u32>)> = components(&problem)
+                .into_iter()
+                .map(|c| (c.topics, c.members))
+                .collect();
+            got == by_definition(&problem)
+        };
+        planted::EVERY.set(0);
+        assert!(specs.iter().all(found));
+        let every = planted::EVERY.get();
+        assert!(every > 40, "a member on every topic in {every} calls");
+        planted::ALL_BUT_ONE.set(true);
+        let caught = specs.iter().filter(|s| !found(s)).count();
+        planted::ALL_BUT_ONE.set(false);
+        assert!(caught > 10, "planted fault caught {caught} times");
     }
 }
