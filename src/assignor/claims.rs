@@ -176,18 +176,24 @@ impl<const EVERY: bool> Claims<'_, EVERY> {
         name: &str,
     ) -> Option<(usize, u32)> {
         let next = last.wrapping_add(1);
-        if stride != 1
-            && let Some(t) = self.guess(problem, next, name)
-        {
-            return Some((next, t));
-        }
         let guessed = last.wrapping_add(stride);
         let found = match pack(name.as_bytes()) {
             // The key of a name that packs is its pack, which no other name's key equals;
             // the subscriptions' keys ascend, so the search finds it if it is among them.
-            Some(key) => gallop(self.subs, guessed, |s| keys[s as usize].cmp(&key)),
-            // Longer names may share a key: the name table, then membership.
+            // The next subscription is tried first (one apart is common where the stride
+            // was not), by key: cheaper than comparing names.
+            Some(key) => match self.subs.get(next) {
+                Some(&t) if stride != 1 && keys[t as usize] == key => return Some((next, t)),
+                _ => gallop(self.subs, guessed, |s| keys[s as usize].cmp(&key)),
+            },
+            // Longer names may share a key: the next subscription by name, the name table,
+            // then membership.
             None => {
+                if stride != 1
+                    && let Some(t) = self.guess(problem, next, name)
+                {
+                    return Some((next, t));
+                }
                 let t = problem.topic_index(name)?;
                 gallop(self.subs, guessed, |s| s.cmp(&t))
             }
