@@ -162,6 +162,7 @@ pub(crate) fn assign(
         keepable,
         claim_at,
         claim_at_start,
+        strays,
     } = if comp.holds_every_member(problem.members.len()) {
         // A component of every member numbers them as the problem does.
         front(
@@ -277,6 +278,11 @@ pub(crate) fn assign(
                     lt = 0;
                     continue 'topics;
                 }
+                // The exact flow declines a keepable claim off the topic's subscribers (it
+                // reads every owner's index from `claim_at`); there are none in practice.
+                if strays {
+                    return false;
+                }
                 // The exchanges kept the multiset of loads: the counts still carry the
                 // balance optimum that the exact flow compares against.
                 let inputs = floors::Inputs {
@@ -286,6 +292,8 @@ pub(crate) fn assign(
                     racks: racks.len(),
                     masks: &masks,
                     keepable: &keepable,
+                    claim_at: &claim_at,
+                    claim_at_start: &claim_at_start,
                     counts: &counts,
                 };
                 return floors::assign(&inputs, lists);
@@ -315,6 +323,9 @@ struct Front {
     claim_at: Vec<u32>,
     /// Per local topic: where its claims start in `claim_at` (one more entry at the end).
     claim_at_start: Vec<usize>,
+    /// Whether some keepable claim's owner does not subscribe to its topic (its `claim_at`
+    /// is then no index of it).
+    strays: bool,
 }
 
 /// The [`Front`] of `comp`, `local(m)` the position of member m in `comp.members` and
@@ -349,6 +360,7 @@ fn front(
     // Per local member: its rack bit and its index among the current topic's subscribers,
     // side by side (one look-up of a claim's owner reads both).
     let mut at: Vec<(u64, u32)> = member_bit.iter().map(|&bit| (bit, 0)).collect();
+    let mut strays = false;
     for &t in &comp.topics {
         let subscribers = &problem.subscribers[t as usize];
         let owned = &owners[t as usize];
@@ -375,30 +387,32 @@ fn front(
         // The keepable claims (those `keepable_claims` keeps, in order), each with its
         // owner's index among the subscribers and its mask added to the owner's: one pass,
         // one look-up of each owner.
-        let mut kept = Vec::with_capacity(owned.len());
         let start = claim_masks.len();
         claim_start.push(start);
-        claim_at_start.push(claim_at.len());
+        let a0 = claim_at.len();
+        claim_at_start.push(a0);
         if !owned.is_empty() {
             claim_masks.resize(start + subscribers.len(), 0u64);
         }
-        let claim_mask = &mut claim_masks[start..];
-        for &(p, m) in owned {
-            let (bit, i) = at[local(m)];
-            let mask = topic_masks[p as usize];
-            if !(all_keepable || is_keepable(mask, bit)) {
-                continue;
-            }
-            kept.push((p, m));
-            // Claims are on subscribers only (see `claims::previous_owners`); the check
-            // costs less than a search.
-            let i = i as usize;
-            debug_assert_eq!(subscribers.get(i), Some(&m), "a claim off the subscribers");
-            if subscribers.get(i) == Some(&m) {
-                claim_mask[i] |= mask;
-            }
-            claim_at.push(i as u32);
-        }
+        // Written in place (within the room made above) and cut to the claims kept.
+        let mut kept = vec![(0i32, 0u32); owned.len()];
+        claim_at.resize(a0 + owned.len(), 0);
+        let topic = Topic {
+            owned,
+            subscribers,
+            at: &at,
+            masks: &topic_masks,
+            all_keepable,
+        };
+        let (n, stray) = topic.keep(
+            &local,
+            &mut claim_masks[start..],
+            &mut kept,
+            &mut claim_at[a0..],
+        );
+        kept.truncate(n);
+        claim_at.truncate(a0 + n);
+        strays |= stray;
         // A topic without keepable claims has no claim masks (`suits` reads none).
         if kept.is_empty() {
             claim_masks.truncate(start);
@@ -415,6 +429,65 @@ fn front(
         keepable,
         claim_at,
         claim_at_start,
+        strays,
+    }
+}
+
+/// What [`front`] reads of one topic to keep its claims.
+struct Topic<'a> {
+    /// The topic's claims (partition, member), ascending by partition.
+    owned: &'a [(i32, u32)],
+    subscribers: &'a [u32],
+    /// Per local member: its rack bit and its index among the topic's subscribers.
+    at: &'a [(u64, u32)],
+    /// Per partition: its mask among the subscribers' racks.
+    masks: &'a [u64],
+    /// A planted fault: every claim kept.
+    all_keepable: bool,
+}
+
+impl Topic<'_> {
+    /// Writes the keepable claims, in order, to `kept` and each one's owner index among the
+    /// subscribers to `claim_at` (both with room for every claim), adds each one's mask to
+    /// its owner's in `claim_mask` (one per subscriber); returns how many it kept and whether
+    /// some owner does not subscribe. Its own function: inside [`front`], whose vectors
+    /// kept every pointer of this loop on the stack, a claim cost about twice the
+    /// instructions.
+    #[inline(never)]
+    fn keep(
+        &self,
+        local: &impl Fn(u32) -> usize,
+        claim_mask: &mut [u64],
+        kept: &mut [(i32, u32)],
+        claim_at: &mut [u32],
+    ) -> (usize, bool) {
+        let (mut n, mut stray) = (0, false);
+        for &(p, m) in self.owned {
+            let (bit, i) = self.at[local(m)];
+            let mask = self.masks[p as usize];
+            if !(self.all_keepable || is_keepable(mask, bit)) {
+                continue;
+            }
+            let (Some(k), Some(c)) = (kept.get_mut(n), claim_at.get_mut(n)) else {
+                break;
+            };
+            *k = (p, m);
+            *c = i;
+            n += 1;
+            // Claims are on subscribers only (see `claims::previous_owners`); the check
+            // costs less than a search.
+            let i = i as usize;
+            debug_assert_eq!(
+                self.subscribers.get(i),
+                Some(&m),
+                "a claim off the subscribers"
+            );
+            match claim_mask.get_mut(i) {
+                Some(own) if self.subscribers.get(i) == Some(&m) => *own |= mask,
+                _ => stray = true,
+            }
+        }
+        (n, stray)
     }
 }
 
