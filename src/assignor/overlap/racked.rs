@@ -462,6 +462,11 @@ impl Topic<'_> {
         claim_at: &mut [u32],
     ) -> (usize, bool) {
         let (mut n, mut stray) = (0, false);
+        // Cut to equal lengths, so that one check of an index covers both slices.
+        let room = kept.len().min(claim_at.len());
+        let (kept, claim_at) = (&mut kept[..room], &mut claim_at[..room]);
+        let subs = claim_mask.len().min(self.subscribers.len());
+        let (claim_mask, subscribers) = (&mut claim_mask[..subs], &self.subscribers[..subs]);
         for &(p, m) in self.owned {
             let (bit, i) = self.at[local(m)];
             let mask = self.masks[p as usize];
@@ -477,13 +482,9 @@ impl Topic<'_> {
             // Claims are on subscribers only (see `claims::previous_owners`); the check
             // costs less than a search.
             let i = i as usize;
-            debug_assert_eq!(
-                self.subscribers.get(i),
-                Some(&m),
-                "a claim off the subscribers"
-            );
+            debug_assert_eq!(subscribers.get(i), Some(&m), "a claim off the subscribers");
             match claim_mask.get_mut(i) {
-                Some(own) if self.subscribers.get(i) == Some(&m) => *own |= mask,
+                Some(own) if subscribers[i] == m => *own |= mask,
                 _ => stray = true,
             }
         }

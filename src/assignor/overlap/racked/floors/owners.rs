@@ -187,28 +187,16 @@ pub(super) fn owners_claims_and_groups(
     let (c0, g0) = (all_claims.len(), all_entry_group.len());
     all_claims.resize(c0 + entries, (0, 0, 0));
     all_entry_group.resize(g0 + entries, 0);
-    let (out_claims, out_group) = (&mut all_claims[c0..], &mut all_entry_group[g0..]);
-    let mut e = 0usize;
     totals.clear();
     totals.resize(subs.len(), 0);
-    for (i, (used, total)) in used.iter_mut().zip(totals.iter_mut()).enumerate() {
-        let mut bits = std::mem::take(used);
-        let row = &mut count[i * columns..(i + 1) * columns];
-        while bits != 0 {
-            let c = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let at = &mut row[c];
-            // `entries` counted every cell in use: each has its place.
-            if let (Some(claim), Some(group), Some(&(mask, g))) =
-                (out_claims.get_mut(e), out_group.get_mut(e), column.get(c))
-            {
-                *claim = (i as u32, mask, *at);
-                *group = g;
-            }
-            *total += *at;
-            // The cell now holds its entry's index, read (and cleared) claim by claim.
-            *at = e as u64;
-            e += 1;
+    let out = &mut all_claims[c0..];
+    read_rows(used, count, columns, out, totals);
+    // Each entry's column for its mask and group, from the small table of columns: out of
+    // the loop over the rows, whose values then fit in the registers.
+    for (claim, group) in out.iter_mut().zip(&mut all_entry_group[g0..]) {
+        if let Some(&(mask, g)) = column.get(claim.1 as usize) {
+            claim.1 = mask;
+            *group = g;
         }
     }
     all_claim_entry.extend(cell.iter().map(|&at| count[at] as u32));
@@ -216,6 +204,36 @@ pub(super) fn owners_claims_and_groups(
         count[at] = 0;
     }
     Some(())
+}
+
+/// Reads the entries out of the table (`count`, `columns` per row, rows `used` by their bits,
+/// emptied here) row by row into `out` (as (subscriber index, column, claims); one place per
+/// cell in use), each row's claims into `totals`; each cell used then holds its entry's index.
+#[inline(never)]
+fn read_rows(
+    used: &mut [u64],
+    count: &mut [u64],
+    columns: usize,
+    out: &mut [(u32, u64, u64)],
+    totals: &mut [u64],
+) {
+    let mut e = 0usize;
+    for (i, (used, total)) in used.iter_mut().zip(totals.iter_mut()).enumerate() {
+        let mut bits = std::mem::take(used);
+        let (base, mut sum) = (i * columns, 0);
+        while bits != 0 {
+            let c = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let at = &mut count[base + c];
+            if let Some(claim) = out.get_mut(e) {
+                *claim = (i as u32, c as u64, *at);
+            }
+            sum += *at;
+            *at = e as u64;
+            e += 1;
+        }
+        *total = sum;
+    }
 }
 
 /// The tables of [`owners_claims_and_groups`] for one topic, as slices: per subscriber and
