@@ -394,8 +394,7 @@ fn front(
         if !owned.is_empty() {
             claim_masks.resize(start + subscribers.len(), 0u64);
         }
-        // Written in place (within the room made above) and cut to the claims kept.
-        let mut kept = vec![(0i32, 0u32); owned.len()];
+        // Written in place (within the room made above), cut to the claims kept.
         claim_at.resize(a0 + owned.len(), 0);
         let topic = Topic {
             owned,
@@ -404,14 +403,15 @@ fn front(
             masks: &topic_masks,
             all_keepable,
         };
-        let (n, stray) = topic.keep(
-            &local,
-            &mut claim_masks[start..],
-            &mut kept,
-            &mut claim_at[a0..],
-        );
-        kept.truncate(n);
-        claim_at.truncate(a0 + n);
+        let (dropped, stray) = topic.keep(&local, &mut claim_masks[start..], &mut claim_at[a0..]);
+        // Most topics keep every claim: a copy, not a push of each.
+        let kept = if dropped == 0 {
+            owned.to_vec()
+        } else {
+            let (kept, n) = topic.compact(&local, &mut claim_at[a0..]);
+            claim_at.truncate(a0 + n);
+            kept
+        };
         strays |= stray;
         // A topic without keepable claims has no claim masks (`suits` reads none).
         if kept.is_empty() {
@@ -447,38 +447,30 @@ struct Topic<'a> {
 }
 
 impl Topic<'_> {
-    /// Writes the keepable claims, in order, to `kept` and each one's owner index among the
-    /// subscribers to `claim_at` (both with room for every claim), adds each one's mask to
-    /// its owner's in `claim_mask` (one per subscriber); returns how many it kept and whether
-    /// some owner does not subscribe. Its own function: inside [`front`], whose vectors
-    /// kept every pointer of this loop on the stack, a claim cost about twice the
-    /// instructions.
+    /// Writes each claim's owner index among the subscribers to `claim_at` (room for every
+    /// claim) and adds each keepable one's mask to its owner's in `claim_mask` (one per
+    /// subscriber); returns how many claims are not keepable and whether some keepable one's
+    /// owner does not subscribe. Its own function: inside [`front`], whose vectors kept every
+    /// pointer of this loop on the stack, a claim cost about twice the instructions.
     #[inline(never)]
     fn keep(
         &self,
         local: &impl Fn(u32) -> usize,
         claim_mask: &mut [u64],
-        kept: &mut [(i32, u32)],
         claim_at: &mut [u32],
     ) -> (usize, bool) {
-        let (mut n, mut stray) = (0, false);
+        let (mut dropped, mut stray) = (0, false);
         // Cut to equal lengths, so that one check of an index covers both slices.
-        let room = kept.len().min(claim_at.len());
-        let (kept, claim_at) = (&mut kept[..room], &mut claim_at[..room]);
         let subs = claim_mask.len().min(self.subscribers.len());
         let (claim_mask, subscribers) = (&mut claim_mask[..subs], &self.subscribers[..subs]);
-        for &(p, m) in self.owned {
+        for (&(p, m), c) in self.owned.iter().zip(claim_at.iter_mut()) {
             let (bit, i) = self.at[local(m)];
             let mask = self.masks[p as usize];
+            *c = i;
             if !(self.all_keepable || is_keepable(mask, bit)) {
+                dropped += 1;
                 continue;
             }
-            let (Some(k), Some(c)) = (kept.get_mut(n), claim_at.get_mut(n)) else {
-                break;
-            };
-            *k = (p, m);
-            *c = i;
-            n += 1;
             // Claims are on subscribers only (see `claims::previous_owners`); the check
             // costs less than a search.
             let i = i as usize;
@@ -488,7 +480,27 @@ impl Topic<'_> {
                 _ => stray = true,
             }
         }
-        (n, stray)
+        (dropped, stray)
+    }
+
+    /// After [`Topic::keep`] found claims that are not keepable: the keepable ones, in order,
+    /// and how many, their owner indices moved to the front of `claim_at` (as [`Topic::keep`]
+    /// wrote them).
+    fn compact(
+        &self,
+        local: &impl Fn(u32) -> usize,
+        claim_at: &mut [u32],
+    ) -> (Vec<(i32, u32)>, usize) {
+        let mut kept = Vec::with_capacity(self.owned.len());
+        for (k, &(p, m)) in self.owned.iter().enumerate() {
+            let (bit, _) = self.at[local(m)];
+            if self.all_keepable || is_keepable(self.masks[p as usize], bit) {
+                claim_at[kept.len()] = claim_at[k];
+                kept.push((p, m));
+            }
+        }
+        let n = kept.len();
+        (kept, n)
     }
 }
 

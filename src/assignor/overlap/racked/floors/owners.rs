@@ -28,6 +28,10 @@ pub(super) struct Scratch {
     totals: Vec<u64>,
     /// [`owners_claims_and_groups`]'s mask and group per column of its table.
     columns: Vec<(u64, usize)>,
+    /// Per mask below `1 << racks` (where [`Grouping`] uses its table): its column, 0 for
+    /// mask 0, `u8::MAX` for a mask no partition has; so between calls (0 at 0, the rest
+    /// `u8::MAX`), each call resetting the masks it set.
+    column_of: Vec<u8>,
 }
 
 impl Scratch {
@@ -136,6 +140,7 @@ pub(super) fn owners_claims_and_groups(
         fill: cell,
         totals,
         columns: column,
+        column_of,
         ..
     } = scratch;
     if claim_at.len() != keepable.len() {
@@ -160,13 +165,35 @@ pub(super) fn owners_claims_and_groups(
         used,
         cell,
     };
-    // The look-up of the table (or the search) chosen once, not at every claim.
+    // Each claim's column found once per claim: by `column_of` where the masks are few (set
+    // here for the topic's masks, reset below), else by a search of the groups.
     let counted = match grouping.table() {
-        Some(at) => tables.count(keepable, claim_at, masks, |mask| {
-            grouping.find_in(Some(at), groups, mask)
-        }),
+        Some(at) => {
+            if column_of.len() < at.len() {
+                column_of.resize(at.len(), u8::MAX);
+            }
+            column_of[0] = 0;
+            for (g, &(mask, _)) in groups.iter().enumerate() {
+                if let Some(c) = column_of.get_mut(mask as usize) {
+                    *c = (g + 1) as u8;
+                }
+            }
+            let table = &column_of[..];
+            let counted = tables.count(keepable, claim_at, masks, |mask| {
+                table.get(mask as usize).map(|&c| usize::from(c))
+            });
+            for &(mask, _) in groups {
+                if let Some(c) = column_of.get_mut(mask as usize) {
+                    *c = u8::MAX;
+                }
+            }
+            counted
+        }
         None => tables.count(keepable, claim_at, masks, |mask| {
-            grouping.find_in(None, groups, mask)
+            if mask == 0 {
+                return Some(0);
+            }
+            grouping.find_in(None, groups, mask).map(|g| g + 1)
         }),
     };
     let Tables {
@@ -191,17 +218,19 @@ pub(super) fn owners_claims_and_groups(
     totals.resize(subs.len(), 0);
     let out = &mut all_claims[c0..];
     read_rows(used, count, columns, out, totals);
-    // Each entry's column for its mask and group, from the small table of columns: out of
-    // the loop over the rows, whose values then fit in the registers.
+    all_claim_entry.extend(cell.iter().map(|&at| count[at] as u32));
+    // Each entry's mask and group, from the small table of columns (out of the loop over the
+    // rows, whose values then fit in the registers), and its cell cleared: one per entry,
+    // fewer than the claims.
     for (claim, group) in out.iter_mut().zip(&mut all_entry_group[g0..]) {
-        if let Some(&(mask, g)) = column.get(claim.1 as usize) {
+        let c = claim.1 as usize;
+        if let Some(&(mask, g)) = column.get(c) {
             claim.1 = mask;
             *group = g;
         }
-    }
-    all_claim_entry.extend(cell.iter().map(|&at| count[at] as u32));
-    for &at in cell.iter() {
-        count[at] = 0;
+        if let Some(at) = count.get_mut(claim.0 as usize * columns + c) {
+            *at = 0;
+        }
     }
     Some(())
 }
@@ -248,18 +277,19 @@ struct Tables<'s> {
 
 impl Tables<'_> {
     /// Counts every claim (`keepable`, its owner at `claim_at`, `masks` per partition) in its
-    /// owner's row, at its mask's column (0 for mask 0, else 1 + its group by `find`), and
-    /// returns the cells in use; `None` (the tables then partly written) if an owner index or a
-    /// partition is out of range or a mask has no group. The cells in use are counted as their
-    /// first claim comes (the table is all zero before): a pass over the subscribers' bits
-    /// after cost a software popcount per subscriber.
-    #[inline(always)]
+    /// owner's row, at its mask's column (`column`: 0 for mask 0, else 1 + its group; one
+    /// not below `columns` for a mask without a group), and returns the cells in use; `None`
+    /// (the tables then partly written) if an owner index or a partition is out of range or a
+    /// mask has no group. The cells in use are counted as their first claim comes (the table
+    /// is all zero before): a pass over the subscribers' bits after cost a software popcount
+    /// per subscriber. Never inlined: its values then fit in the registers.
+    #[inline(never)]
     fn count(
         &mut self,
         keepable: &[(i32, u32)],
         claim_at: &[u32],
         masks: &[u64],
-        find: impl Fn(u64) -> Option<usize>,
+        column: impl Fn(u64) -> Option<usize>,
     ) -> Option<usize> {
         let Tables {
             columns,
@@ -270,8 +300,10 @@ impl Tables<'_> {
         let columns = *columns;
         let mut entries = 0usize;
         for ((&(p, _), &i), cell) in keepable.iter().zip(claim_at).zip(cell.iter_mut()) {
-            let mask = *masks.get(p as usize)?;
-            let c = if mask == 0 { 0 } else { find(mask)? + 1 };
+            let c = column(*masks.get(p as usize)?)?;
+            if c >= columns {
+                return None;
+            }
             let i = i as usize;
             *used.get_mut(i)? |= 1 << c;
             let at = i * columns + c;
