@@ -361,14 +361,25 @@ fn front(
     // side by side (one look-up of a claim's owner reads both).
     let mut at: Vec<(u64, u32)> = member_bit.iter().map(|&bit| (bit, 0)).collect();
     let mut strays = false;
+    // The racks of the component's members: a topic's subscribers seldom need all be read to
+    // find them all.
+    let every_rack = member_bit.iter().fold(0u64, |acc, &bit| acc | bit);
     for &t in &comp.topics {
         let subscribers = &problem.subscribers[t as usize];
         let owned = &owners[t as usize];
-        // With claims, the same pass sets the slots (read only for the claims below).
-        let present = if owned.is_empty() {
-            subscribers
-                .iter()
-                .fold(0u64, |acc, &m| acc | at[local(m)].0)
+        // With few claims for its subscribers, each owner is searched for among them (the
+        // subscribers are ascending); with more, one pass over the subscribers sets their
+        // slots (read only for the claims below) and their racks.
+        let search = 4 * owned.len() < subscribers.len();
+        let present = if search {
+            let mut present = 0u64;
+            for &m in subscribers {
+                present |= at[local(m)].0;
+                if present == every_rack {
+                    break;
+                }
+            }
+            present
         } else {
             let mut present = 0u64;
             for (i, &m) in subscribers.iter().enumerate() {
@@ -399,16 +410,25 @@ fn front(
         let topic = Topic {
             owned,
             subscribers,
-            at: &at,
             masks: &topic_masks,
             all_keepable,
         };
-        let (dropped, stray) = topic.keep(&local, &mut claim_masks[start..], &mut claim_at[a0..]);
+        let claim_mask = &mut claim_masks[start..];
+        let (dropped, stray) = if search {
+            let owner = |m: u32| {
+                let i = subscribers.binary_search(&m).map_or(u32::MAX, |i| i as u32);
+                (at[local(m)].0, i)
+            };
+            topic.keep(&owner, claim_mask, &mut claim_at[a0..])
+        } else {
+            topic.keep(&|m: u32| at[local(m)], claim_mask, &mut claim_at[a0..])
+        };
         // Most topics keep every claim: a copy, not a push of each.
         let kept = if dropped == 0 {
             owned.to_vec()
         } else {
-            let (kept, n) = topic.compact(&local, &mut claim_at[a0..]);
+            let bit = |m: u32| at[local(m)].0;
+            let (kept, n) = topic.compact(&bit, &mut claim_at[a0..]);
             claim_at.truncate(a0 + n);
             kept
         };
@@ -438,8 +458,6 @@ struct Topic<'a> {
     /// The topic's claims (partition, member), ascending by partition.
     owned: &'a [(i32, u32)],
     subscribers: &'a [u32],
-    /// Per local member: its rack bit and its index among the topic's subscribers.
-    at: &'a [(u64, u32)],
     /// Per partition: its mask among the subscribers' racks.
     masks: &'a [u64],
     /// A planted fault: every claim kept.
@@ -447,15 +465,15 @@ struct Topic<'a> {
 }
 
 impl Topic<'_> {
-    /// Writes each claim's owner index among the subscribers to `claim_at` (room for every
-    /// claim) and adds each keepable one's mask to its owner's in `claim_mask` (one per
-    /// subscriber); returns how many claims are not keepable and whether some keepable one's
+    /// Writes each claim's owner index among the subscribers (`owner(m)`: member m's rack bit
+    /// and index) to `claim_at` (room for every claim) and adds each keepable one's mask to
+    /// its owner's in `claim_mask` (one per subscriber); returns how many claims are not keepable and whether some keepable one's
     /// owner does not subscribe. Its own function: inside [`front`], whose vectors kept every
     /// pointer of this loop on the stack, a claim cost about twice the instructions.
     #[inline(never)]
     fn keep(
         &self,
-        local: &impl Fn(u32) -> usize,
+        owner: &impl Fn(u32) -> (u64, u32),
         claim_mask: &mut [u64],
         claim_at: &mut [u32],
     ) -> (usize, bool) {
@@ -464,7 +482,7 @@ impl Topic<'_> {
         let subs = claim_mask.len().min(self.subscribers.len());
         let (claim_mask, subscribers) = (&mut claim_mask[..subs], &self.subscribers[..subs]);
         for (&(p, m), c) in self.owned.iter().zip(claim_at.iter_mut()) {
-            let (bit, i) = self.at[local(m)];
+            let (bit, i) = owner(m);
             let mask = self.masks[p as usize];
             *c = i;
             if !(self.all_keepable || is_keepable(mask, bit)) {
@@ -486,14 +504,10 @@ impl Topic<'_> {
     /// After [`Topic::keep`] found claims that are not keepable: the keepable ones, in order,
     /// and how many, their owner indices moved to the front of `claim_at` (as [`Topic::keep`]
     /// wrote them).
-    fn compact(
-        &self,
-        local: &impl Fn(u32) -> usize,
-        claim_at: &mut [u32],
-    ) -> (Vec<(i32, u32)>, usize) {
+    fn compact(&self, bit: &impl Fn(u32) -> u64, claim_at: &mut [u32]) -> (Vec<(i32, u32)>, usize) {
         let mut kept = Vec::with_capacity(self.owned.len());
         for (k, &(p, m)) in self.owned.iter().enumerate() {
-            let (bit, _) = self.at[local(m)];
+            let bit = bit(m);
             if self.all_keepable || is_keepable(self.masks[p as usize], bit) {
                 claim_at[kept.len()] = claim_at[k];
                 kept.push((p, m));
