@@ -162,6 +162,7 @@ pub(crate) fn assign(
         keepable,
         claim_at,
         claim_at_start,
+        strays,
     } = if comp.holds_every_member(problem.members.len()) {
         // A component of every member numbers them as the problem does.
         front(
@@ -277,6 +278,11 @@ pub(crate) fn assign(
                     lt = 0;
                     continue 'topics;
                 }
+                // The exact flow declines a keepable claim off the topic's subscribers (it
+                // reads every owner's index from `claim_at`); there are none in practice.
+                if strays {
+                    return false;
+                }
                 // The exchanges kept the multiset of loads: the counts still carry the
                 // balance optimum that the exact flow compares against.
                 let inputs = floors::Inputs {
@@ -286,6 +292,8 @@ pub(crate) fn assign(
                     racks: racks.len(),
                     masks: &masks,
                     keepable: &keepable,
+                    claim_at: &claim_at,
+                    claim_at_start: &claim_at_start,
                     counts: &counts,
                 };
                 return floors::assign(&inputs, lists);
@@ -315,6 +323,9 @@ struct Front {
     claim_at: Vec<u32>,
     /// Per local topic: where its claims start in `claim_at` (one more entry at the end).
     claim_at_start: Vec<usize>,
+    /// Whether some keepable claim's owner does not subscribe to its topic (its `claim_at`
+    /// is then no index of it).
+    strays: bool,
 }
 
 /// The [`Front`] of `comp`, `local(m)` the position of member m in `comp.members` and
@@ -349,14 +360,26 @@ fn front(
     // Per local member: its rack bit and its index among the current topic's subscribers,
     // side by side (one look-up of a claim's owner reads both).
     let mut at: Vec<(u64, u32)> = member_bit.iter().map(|&bit| (bit, 0)).collect();
+    let mut strays = false;
+    // The racks of the component's members: a topic's subscribers seldom need all be read to
+    // find them all.
+    let every_rack = member_bit.iter().fold(0u64, |acc, &bit| acc | bit);
     for &t in &comp.topics {
         let subscribers = &problem.subscribers[t as usize];
         let owned = &owners[t as usize];
-        // With claims, the same pass sets the slots (read only for the claims below).
-        let present = if owned.is_empty() {
-            subscribers
-                .iter()
-                .fold(0u64, |acc, &m| acc | at[local(m)].0)
+        // With few claims for its subscribers, each owner is searched for among them (the
+        // subscribers are ascending); with more, one pass over the subscribers sets their
+        // slots (read only for the claims below) and their racks.
+        let search = 4 * owned.len() < subscribers.len();
+        let present = if search {
+            let mut present = 0u64;
+            for &m in subscribers {
+                present |= at[local(m)].0;
+                if present == every_rack {
+                    break;
+                }
+            }
+            present
         } else {
             let mut present = 0u64;
             for (i, &m) in subscribers.iter().enumerate() {
@@ -375,30 +398,41 @@ fn front(
         // The keepable claims (those `keepable_claims` keeps, in order), each with its
         // owner's index among the subscribers and its mask added to the owner's: one pass,
         // one look-up of each owner.
-        let mut kept = Vec::with_capacity(owned.len());
         let start = claim_masks.len();
         claim_start.push(start);
-        claim_at_start.push(claim_at.len());
+        let a0 = claim_at.len();
+        claim_at_start.push(a0);
         if !owned.is_empty() {
             claim_masks.resize(start + subscribers.len(), 0u64);
         }
+        // Written in place (within the room made above), cut to the claims kept.
+        claim_at.resize(a0 + owned.len(), 0);
+        let topic = Topic {
+            owned,
+            subscribers,
+            masks: &topic_masks,
+            all_keepable,
+        };
         let claim_mask = &mut claim_masks[start..];
-        for &(p, m) in owned {
-            let (bit, i) = at[local(m)];
-            let mask = topic_masks[p as usize];
-            if !(all_keepable || is_keepable(mask, bit)) {
-                continue;
-            }
-            kept.push((p, m));
-            // Claims are on subscribers only (see `claims::previous_owners`); the check
-            // costs less than a search.
-            let i = i as usize;
-            debug_assert_eq!(subscribers.get(i), Some(&m), "a claim off the subscribers");
-            if subscribers.get(i) == Some(&m) {
-                claim_mask[i] |= mask;
-            }
-            claim_at.push(i as u32);
-        }
+        let (dropped, stray) = if search {
+            let owner = |m: u32| {
+                let i = subscribers.binary_search(&m).map_or(u32::MAX, |i| i as u32);
+                (at[local(m)].0, i)
+            };
+            topic.keep(&owner, claim_mask, &mut claim_at[a0..])
+        } else {
+            topic.keep(&|m: u32| at[local(m)], claim_mask, &mut claim_at[a0..])
+        };
+        // Most topics keep every claim: a copy, not a push of each.
+        let kept = if dropped == 0 {
+            owned.to_vec()
+        } else {
+            let bit = |m: u32| at[local(m)].0;
+            let (kept, n) = topic.compact(&bit, &mut claim_at[a0..]);
+            claim_at.truncate(a0 + n);
+            kept
+        };
+        strays |= stray;
         // A topic without keepable claims has no claim masks (`suits` reads none).
         if kept.is_empty() {
             claim_masks.truncate(start);
@@ -415,6 +449,72 @@ fn front(
         keepable,
         claim_at,
         claim_at_start,
+        strays,
+    }
+}
+
+/// What [`front`] reads of one topic to keep its claims.
+struct Topic<'a> {
+    /// The topic's claims (partition, member), ascending by partition.
+    owned: &'a [(i32, u32)],
+    subscribers: &'a [u32],
+    /// Per partition: its mask among the subscribers' racks.
+    masks: &'a [u64],
+    /// A planted fault: every claim kept.
+    all_keepable: bool,
+}
+
+impl Topic<'_> {
+    /// Writes each claim's owner index among the subscribers (`owner(m)`: member m's rack bit
+    /// and index) to `claim_at` (room for every claim) and adds each keepable one's mask to
+    /// its owner's in `claim_mask` (one per subscriber); returns how many claims are not keepable and whether some keepable one's
+    /// owner does not subscribe. Its own function: inside [`front`], whose vectors kept every
+    /// pointer of this loop on the stack, a claim cost about twice the instructions.
+    #[inline(never)]
+    fn keep(
+        &self,
+        owner: &impl Fn(u32) -> (u64, u32),
+        claim_mask: &mut [u64],
+        claim_at: &mut [u32],
+    ) -> (usize, bool) {
+        let (mut dropped, mut stray) = (0, false);
+        // Cut to equal lengths, so that one check of an index covers both slices.
+        let subs = claim_mask.len().min(self.subscribers.len());
+        let (claim_mask, subscribers) = (&mut claim_mask[..subs], &self.subscribers[..subs]);
+        for (&(p, m), c) in self.owned.iter().zip(claim_at.iter_mut()) {
+            let (bit, i) = owner(m);
+            let mask = self.masks[p as usize];
+            *c = i;
+            if !(self.all_keepable || is_keepable(mask, bit)) {
+                dropped += 1;
+                continue;
+            }
+            // Claims are on subscribers only (see `claims::previous_owners`); the check
+            // costs less than a search.
+            let i = i as usize;
+            debug_assert_eq!(subscribers.get(i), Some(&m), "a claim off the subscribers");
+            match claim_mask.get_mut(i) {
+                Some(own) if subscribers[i] == m => *own |= mask,
+                _ => stray = true,
+            }
+        }
+        (dropped, stray)
+    }
+
+    /// After [`Topic::keep`] found claims that are not keepable: the keepable ones, in order,
+    /// and how many, their owner indices moved to the front of `claim_at` (as [`Topic::keep`]
+    /// wrote them).
+    fn compact(&self, bit: &impl Fn(u32) -> u64, claim_at: &mut [u32]) -> (Vec<(i32, u32)>, usize) {
+        let mut kept = Vec::with_capacity(self.owned.len());
+        for (k, &(p, m)) in self.owned.iter().enumerate() {
+            let bit = bit(m);
+            if self.all_keepable || is_keepable(self.masks[p as usize], bit) {
+                claim_at[kept.len()] = claim_at[k];
+                kept.push((p, m));
+            }
+        }
+        let n = kept.len();
+        (kept, n)
     }
 }
 

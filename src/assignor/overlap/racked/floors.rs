@@ -205,6 +205,12 @@ pub(super) struct Inputs<'a, 'p> {
     pub masks: &'a [Vec<u64>],
     /// Per topic: the keepable claims (partition, member), ascending by partition.
     pub keepable: &'a [Vec<(i32, u32)>],
+    /// Per keepable claim, local topic after local topic: its owner's index among the
+    /// topic's subscribers, as [`super`] found it (`claim_at_start[lt]..claim_at_start[lt +
+    /// 1]`); every owner subscribes (else [`super`] does not call [`assign`]).
+    pub claim_at: &'a [u32],
+    /// Per local topic: where its claims start in `claim_at` (one more entry at the end).
+    pub claim_at_start: &'a [usize],
     /// Balance-optimal counts of [`super::super::choose`]: their floors, subscribers and loads.
     pub counts: &'a Counts,
 }
@@ -234,9 +240,6 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
     let mut grouping = Grouping::default();
     // [`topic::placeable`]'s buffers, kept from topic to topic.
     let mut bufs = <[Vec<u64>; 3]>::default();
-    // Per member: its index among the subscribers of the topic at hand, for topics with at
-    // least as many claims as subscribers (checked on use: a stale entry is never taken).
-    let mut position = vec![u32::MAX; problem.members.len()];
     for (lt, &t) in comp.topics.iter().enumerate() {
         let masks = &x.masks[lt];
         let subs = &problem.subscribers[t as usize];
@@ -272,14 +275,20 @@ pub(super) fn assign(x: &Inputs<'_, '_>, lists: &mut [Vec<(u32, i32)>]) -> bool 
         let free = grouping.count(masks, racks, &mut arena.groups);
         let groups = &arena.groups[g0..];
         let keepable = &x.keepable[t as usize];
+        let Some(claim_at) = x
+            .claim_at
+            .get(x.claim_at_start[lt]..x.claim_at_start[lt + 1])
+        else {
+            return false;
+        };
         let (c0, o0) = (arena.claims.len(), arena.claim_entry.len());
         let owned = owners_claims_and_groups(
             subs,
             masks,
             keepable,
+            claim_at,
             groups,
             &grouping,
-            &mut position,
             &mut arena.claim_entry,
             &mut arena.claims,
             &mut arena.entry_group,

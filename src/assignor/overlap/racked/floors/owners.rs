@@ -17,19 +17,21 @@ pub(super) struct Scratch {
     first: Vec<usize>,
     fill: Vec<usize>,
     by_owner: Vec<u64>,
-    /// The topic's owners and entries, appended to the caller's once complete (so that
-    /// nothing is appended on `None`).
-    owners: Vec<u32>,
+    /// The topic's entries, appended to the caller's once complete (so that nothing is
+    /// appended on `None`).
     entries: Vec<(u32, u64, u64)>,
-    /// Per keepable claim: its owner, as [`owners_and_claims`] gave it (the fallback of
-    /// [`owners_claims_and_groups`]).
-    claim_owner: Vec<u32>,
     /// [`owners_claims_and_groups`]'s tables: per subscriber and mask column its claims, and
     /// per subscriber the columns it has claims in (bits); all zero between calls.
     count: Vec<u64>,
     used: Vec<u64>,
     /// After [`owners_claims_and_groups`]: per subscriber index, its keepable claims.
     totals: Vec<u64>,
+    /// [`owners_claims_and_groups`]'s mask and group per column of its table.
+    columns: Vec<(u64, usize)>,
+    /// Per mask below `1 << racks` (where [`Grouping`] uses its table): its column, 0 for
+    /// mask 0, `u8::MAX` for a mask no partition has; so between calls (0 at 0, the rest
+    /// `u8::MAX`), each call resetting the masks it set.
+    column_of: Vec<u8>,
 }
 
 impl Scratch {
@@ -40,26 +42,23 @@ impl Scratch {
     }
 }
 
-/// Per keepable claim of a topic (`keepable`, of the topic's subscribers `subs` and partition
-/// masks `masks`): its owner's subscriber index, appended to `all_owners`; and the
-/// (subscriber index, mask, claims) entries, ascending, appended to `all_claims` (what either
-/// held before is left as it was; nothing is appended on `None`). `None` if a claim's owner does not subscribe. With at
-/// least a quarter as many claims as subscribers, the owners are looked up in `position`
-/// (filled here) and grouped by a counting sort; with fewer, a binary search and a sort of
-/// the claims cost less. (On the benchmark's joins and leaves, a claim for most subscribers,
-/// the search and sort cost about 30% more than the counting sort.) Both give the same
-/// entries. `scratch` only lends its buffers: what it held before does not matter.
+/// The (subscriber index, mask, claims) entries, ascending, of a topic's keepable claims
+/// (`keepable`, of the topic's subscribers `subs` and partition masks `masks`, each claim's
+/// owner at its index `claim_at` among `subs`), appended to `all_claims` (what it held before
+/// is left as it was; nothing is appended on `None`). `None` if an owner index or a partition
+/// is out of range. With at least a quarter as many claims as subscribers, the claims are
+/// grouped by a counting sort over the owners; with fewer, a sort of the claims costs less.
+/// Both give the same entries. `scratch` only lends its buffers: what it held before does not
+/// matter.
 pub(super) fn owners_and_claims(
     subs: &[u32],
     masks: &[u64],
     keepable: &[(i32, u32)],
-    position: &mut [u32],
-    all_owners: &mut Vec<u32>,
+    claim_at: &[u32],
     all_claims: &mut Vec<(u32, u64, u64)>,
     scratch: &mut Scratch,
 ) -> Option<()> {
-    scratch.group(subs, masks, keepable, position)?;
-    all_owners.extend_from_slice(&scratch.owners);
+    scratch.group(subs, masks, keepable, claim_at)?;
     all_claims.extend_from_slice(&scratch.entries);
     Some(())
 }
@@ -83,9 +82,9 @@ pub(super) fn owners_claims_and_groups(
     subs: &[u32],
     masks: &[u64],
     keepable: &[(i32, u32)],
+    claim_at: &[u32],
     groups: &[(u64, u64)],
     grouping: &Grouping,
-    position: &mut [u32],
     all_claim_entry: &mut Vec<u32>,
     all_claims: &mut Vec<(u32, u64, u64)>,
     all_entry_group: &mut Vec<usize>,
@@ -104,19 +103,7 @@ pub(super) fn owners_claims_and_groups(
         || cells > 8 * (keepable.len() + subs.len())
     {
         let c0 = all_claims.len();
-        let mut owners = std::mem::take(&mut scratch.claim_owner);
-        owners.clear();
-        let grouped = owners_and_claims(
-            subs,
-            masks,
-            keepable,
-            position,
-            &mut owners,
-            all_claims,
-            scratch,
-        );
-        scratch.claim_owner = owners;
-        grouped?;
+        owners_and_claims(subs, masks, keepable, claim_at, all_claims, scratch)?;
         let claims = &all_claims[c0..];
         for &(_, mask, _) in claims {
             all_entry_group.push(if mask == 0 {
@@ -139,7 +126,7 @@ pub(super) fn owners_claims_and_groups(
         for i in 0..subs.len() {
             first[i + 1] += first[i];
         }
-        for (&(p, _), &i) in keepable.iter().zip(&scratch.claim_owner) {
+        for (&(p, _), &i) in keepable.iter().zip(claim_at) {
             let i = i as usize;
             let mask = masks[p as usize];
             let e = (first[i]..first[i + 1]).find(|&e| claims[e].1 == mask)?;
@@ -147,16 +134,18 @@ pub(super) fn owners_claims_and_groups(
         }
         return Some(());
     }
-    for (i, &m) in subs.iter().enumerate() {
-        *position.get_mut(m as usize)? = i as u32;
-    }
     let Scratch {
         count,
         used,
         fill: cell,
         totals,
+        columns: column,
+        column_of,
         ..
     } = scratch;
+    if claim_at.len() != keepable.len() {
+        return None;
+    }
     // Both tables are all zero between calls (each cell used is cleared once read, and a
     // failed call clears them whole), so that a topic pays for its claims and subscribers,
     // not for a fill of every cell.
@@ -166,102 +155,189 @@ pub(super) fn owners_claims_and_groups(
     if used.len() < subs.len() {
         used.resize(subs.len(), 0);
     }
+    // As slices: the loops below keep their pointers in registers.
+    let (count, used) = (&mut count[..cells], &mut used[..subs.len()]);
     cell.clear();
     cell.resize(keepable.len(), 0);
-    // The cells in use, counted as their first claim comes (the table is all zero before):
-    // a pass over the subscribers' bits after cost a software popcount per subscriber.
-    let mut entries = 0usize;
-    let table = grouping.table();
-    let mut counted = || -> Option<()> {
-        for (&(p, m), cell) in keepable.iter().zip(cell.iter_mut()) {
-            let i = position.get(m as usize).copied()?;
-            if subs.get(i as usize) != Some(&m) {
-                return None;
-            }
-            let mask = *masks.get(p as usize)?;
-            let c = if mask == 0 {
-                0
-            } else {
-                grouping.find_in(table, groups, mask)? + 1
-            };
-            let at = i as usize * columns + c;
-            let slot = &mut count[at];
-            entries += usize::from(*slot == 0);
-            *slot += 1;
-            used[i as usize] |= 1 << c;
-            *cell = at;
-        }
-        Some(())
+    let mut tables = Tables {
+        columns,
+        count,
+        used,
+        cell,
     };
-    if counted().is_none() {
+    // Each claim's column found once per claim: by `column_of` where the masks are few (set
+    // here for the topic's masks, reset below), else by a search of the groups.
+    let counted = match grouping.table() {
+        Some(at) => {
+            if column_of.len() < at.len() {
+                column_of.resize(at.len(), u8::MAX);
+            }
+            column_of[0] = 0;
+            for (g, &(mask, _)) in groups.iter().enumerate() {
+                if let Some(c) = column_of.get_mut(mask as usize) {
+                    *c = (g + 1) as u8;
+                }
+            }
+            let table = &column_of[..];
+            let counted = tables.count(keepable, claim_at, masks, |mask| {
+                table.get(mask as usize).map(|&c| usize::from(c))
+            });
+            for &(mask, _) in groups {
+                if let Some(c) = column_of.get_mut(mask as usize) {
+                    *c = u8::MAX;
+                }
+            }
+            counted
+        }
+        None => tables.count(keepable, claim_at, masks, |mask| {
+            if mask == 0 {
+                return Some(0);
+            }
+            grouping.find_in(None, groups, mask).map(|g| g + 1)
+        }),
+    };
+    let Tables {
+        count, used, cell, ..
+    } = tables;
+    let Some(entries) = counted else {
         count.fill(0);
         used.fill(0);
         return None;
-    }
+    };
+    // Per column: its mask and its group (the free node as group `groups.len()`).
+    column.clear();
+    column.push((0, groups.len()));
+    column.extend(groups.iter().enumerate().map(|(g, &(mask, _))| (mask, g)));
+    let column = &column[..];
     // The entries, one per cell in use, written in place: pushing them one by one reloaded
     // the vectors' lengths and capacities at every entry.
     let (c0, g0) = (all_claims.len(), all_entry_group.len());
     all_claims.resize(c0 + entries, (0, 0, 0));
     all_entry_group.resize(g0 + entries, 0);
-    let mut out = all_claims[c0..].iter_mut().zip(&mut all_entry_group[g0..]);
-    let mut e = 0u64;
     totals.clear();
     totals.resize(subs.len(), 0);
-    for (i, (used, total)) in used[..subs.len()]
-        .iter_mut()
-        .zip(totals.iter_mut())
-        .enumerate()
-    {
-        let mut bits = std::mem::take(used);
-        while bits != 0 {
-            let c = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let at = &mut count[i * columns + c];
-            let (mask, group) = if c == 0 {
-                (0, groups.len())
-            } else {
-                (groups[c - 1].0, c - 1)
-            };
-            // `out` has a place for every cell in use: `entries` counted them.
-            if let Some((claim, entry_group)) = out.next() {
-                *claim = (i as u32, mask, *at);
-                *entry_group = group;
-            }
-            *total += *at;
-            // The cell now holds its entry's index, read (and cleared) claim by claim.
-            *at = e;
-            e += 1;
-        }
-    }
+    let out = &mut all_claims[c0..];
+    read_rows(used, count, columns, out, totals);
     all_claim_entry.extend(cell.iter().map(|&at| count[at] as u32));
-    for &at in cell.iter() {
-        count[at] = 0;
+    // Each entry's mask and group, from the small table of columns (out of the loop over the
+    // rows, whose values then fit in the registers), and its cell cleared: one per entry,
+    // fewer than the claims.
+    for (claim, group) in out.iter_mut().zip(&mut all_entry_group[g0..]) {
+        let c = claim.1 as usize;
+        if let Some(&(mask, g)) = column.get(c) {
+            claim.1 = mask;
+            *group = g;
+        }
+        if let Some(at) = count.get_mut(claim.0 as usize * columns + c) {
+            *at = 0;
+        }
     }
     Some(())
 }
 
+/// Reads the entries out of the table (`count`, `columns` per row, rows `used` by their bits,
+/// emptied here) row by row into `out` (as (subscriber index, column, claims); one place per
+/// cell in use), each row's claims into `totals`; each cell used then holds its entry's index.
+#[inline(never)]
+fn read_rows(
+    used: &mut [u64],
+    count: &mut [u64],
+    columns: usize,
+    out: &mut [(u32, u64, u64)],
+    totals: &mut [u64],
+) {
+    let mut e = 0usize;
+    for (i, (used, total)) in used.iter_mut().zip(totals.iter_mut()).enumerate() {
+        let mut bits = std::mem::take(used);
+        let (base, mut sum) = (i * columns, 0);
+        while bits != 0 {
+            let c = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let at = &mut count[base + c];
+            if let Some(claim) = out.get_mut(e) {
+                *claim = (i as u32, c as u64, *at);
+            }
+            sum += *at;
+            *at = e as u64;
+            e += 1;
+        }
+        *total = sum;
+    }
+}
+
+/// The tables of [`owners_claims_and_groups`] for one topic, as slices: per subscriber and
+/// column its claims (`count`, `columns` per row), per subscriber its columns in use as bits
+/// (`used`), per claim its cell (`cell`).
+struct Tables<'s> {
+    columns: usize,
+    count: &'s mut [u64],
+    used: &'s mut [u64],
+    cell: &'s mut [usize],
+}
+
+impl Tables<'_> {
+    /// Counts every claim (`keepable`, its owner at `claim_at`, `masks` per partition) in its
+    /// owner's row, at its mask's column (`column`: 0 for mask 0, else 1 + its group; one
+    /// not below `columns` for a mask without a group), and returns the cells in use; `None`
+    /// (the tables then partly written) if an owner index or a partition is out of range or a
+    /// mask has no group. The cells in use are counted as their first claim comes (the table
+    /// is all zero before): a pass over the subscribers' bits after cost a software popcount
+    /// per subscriber. Never inlined: its values then fit in the registers.
+    #[inline(never)]
+    fn count(
+        &mut self,
+        keepable: &[(i32, u32)],
+        claim_at: &[u32],
+        masks: &[u64],
+        column: impl Fn(u64) -> Option<usize>,
+    ) -> Option<usize> {
+        let Tables {
+            columns,
+            count,
+            used,
+            cell,
+        } = self;
+        let columns = *columns;
+        let mut entries = 0usize;
+        for ((&(p, _), &i), cell) in keepable.iter().zip(claim_at).zip(cell.iter_mut()) {
+            let c = column(*masks.get(p as usize)?)?;
+            if c >= columns {
+                return None;
+            }
+            let i = i as usize;
+            *used.get_mut(i)? |= 1 << c;
+            let at = i * columns + c;
+            let slot = count.get_mut(at)?;
+            entries += usize::from(*slot == 0);
+            *slot += 1;
+            *cell = at;
+        }
+        Some(entries)
+    }
+}
+
 impl Scratch {
-    /// [`owners_and_claims`] into `owners` and `entries` (emptied first).
+    /// [`owners_and_claims`] into `entries` (emptied first).
     #[inline(always)]
     fn group(
         &mut self,
         subs: &[u32],
         masks: &[u64],
         keepable: &[(i32, u32)],
-        position: &mut [u32],
+        claim_at: &[u32],
     ) -> Option<()> {
         let Scratch {
             pairs,
             first,
             fill,
             by_owner,
-            owners: claim_owner,
             entries: claims,
             ..
         } = self;
-        claim_owner.clear();
+        if claim_at.len() != keepable.len() || claim_at.iter().any(|&i| i as usize >= subs.len()) {
+            return None;
+        }
         claims.clear();
-        claim_owner.reserve(keepable.len());
         claims.reserve(keepable.len());
         let mut push = |i: u32, mask: u64| match claims.last_mut() {
             Some(last) if last.0 == i && last.1 == mask => last.2 += 1,
@@ -269,10 +345,8 @@ impl Scratch {
         };
         if 4 * keepable.len() < subs.len() {
             pairs.clear();
-            for &(p, m) in keepable {
-                let i = subs.binary_search(&m).ok()? as u32;
-                pairs.push((i, masks[p as usize]));
-                claim_owner.push(i);
+            for (&(p, _), &i) in keepable.iter().zip(claim_at) {
+                pairs.push((i, *masks.get(p as usize)?));
             }
             pairs.sort_unstable();
             for &(i, mask) in pairs.iter() {
@@ -280,21 +354,12 @@ impl Scratch {
             }
             return Some(());
         }
-        for (i, &m) in subs.iter().enumerate() {
-            *position.get_mut(m as usize)? = i as u32;
-        }
         // As slices: the loops below index them more cheaply than the vectors behind
         // references.
         first.clear();
         first.resize(subs.len() + 1, 0);
         let first = &mut first[..];
-        claim_owner.resize(keepable.len(), 0);
-        for (&(_, m), owner) in keepable.iter().zip(claim_owner.iter_mut()) {
-            let i = position.get(m as usize).copied()?;
-            if subs.get(i as usize) != Some(&m) {
-                return None;
-            }
-            *owner = i;
+        for &i in claim_at {
             first[i as usize + 1] += 1;
         }
         for i in 0..subs.len() {
@@ -306,8 +371,8 @@ impl Scratch {
         fill.clear();
         fill.extend_from_slice(first);
         let fill = &mut fill[..];
-        for (&(p, _), &i) in keepable.iter().zip(claim_owner.iter()) {
-            by_owner[fill[i as usize]] = masks[p as usize];
+        for (&(p, _), &i) in keepable.iter().zip(claim_at) {
+            by_owner[fill[i as usize]] = *masks.get(p as usize)?;
             fill[i as usize] += 1;
         }
         for i in 0..subs.len() {
@@ -343,16 +408,20 @@ mod tests {
         let mut groups = vec![(99, 99)];
         let mut grouping = Grouping::default();
         grouping.count(masks, racks, &mut groups);
-        let mut position = vec![u32::MAX; 32];
+        // A stray owner's index is out of range, as no caller passes it.
+        let claim_at: Vec<u32> = keepable
+            .iter()
+            .map(|&(_, m)| subs.binary_search(&m).map_or(u32::MAX, |i| i as u32))
+            .collect();
         let (mut entry, mut claims, mut entry_group) = (vec![7], vec![(7, 7, 7)], vec![7]);
         SORT_ONLY.with(|c| c.set(sort_only));
         let result = owners_claims_and_groups(
             subs,
             masks,
             keepable,
+            &claim_at,
             &groups[1..],
             &grouping,
-            &mut position,
             &mut entry,
             &mut claims,
             &mut entry_group,
