@@ -123,6 +123,8 @@ impl Proposal {
     /// [`Proposal::new`] with every subscriber at its floor: `count[lt]` all f_t and `load`
     /// B_m (Σ of the floors of m's topics), computed here in the pass that lists the
     /// subscribers, so that the caller needs no pass of its own for B.
+    // Inlined: out of line, the loops of its caller (`overlap::choose_with`) compiled slower.
+    #[inline]
     pub fn at_floors(
         problem: &Problem<'_>,
         comp: &Component,
