@@ -337,6 +337,16 @@ mod tests {
         out
     }
 
+    /// Whether the components of `spec` are those of the definition.
+    fn as_defined(spec: &GroupSpec) -> bool {
+        let problem = Problem::new(spec);
+        let got: Vec<(Vec<u32>, Vec<u32>)> = components(&problem)
+            .into_iter()
+            .map(|c| (c.topics, c.members))
+            .collect();
+        got == by_definition(&problem)
+    }
+
     /// The unions stop once every topic with subscribers has one root: the components equal
     /// their definition, with many calls stopping early; stopping with two roots left (a
     /// planted fault) is caught.
@@ -344,20 +354,12 @@ mod tests {
     fn the_unions_stop_only_when_one_component_is_left() {
         let mut rng = Rng(0xc0de);
         let specs: Vec<GroupSpec> = (0..300).map(|_| random(&mut rng)).collect();
-        let found = |spec: &GroupSpec| {
-            let problem = Problem::new(spec);
-            let got: Vec<(Vec<u32>, Vec<u32>)> = components(&problem)
-                .into_iter()
-                .map(|c| (c.topics, c.members))
-                .collect();
-            got == by_definition(&problem)
-        };
         planted::STOPPED.set(0);
-        assert!(specs.iter().all(found));
+        assert!(specs.iter().all(as_defined));
         let stopped = planted::STOPPED.get();
         assert!(stopped > 50, "stopped early in {stopped} calls");
         planted::STOP_AT_TWO.set(true);
-        let caught = specs.iter().filter(|s| !found(s)).count();
+        let caught = specs.iter().filter(|s| !as_defined(s)).count();
         planted::STOP_AT_TWO.set(false);
         assert!(caught > 20, "planted fault caught {caught} times");
     }
@@ -369,20 +371,12 @@ mod tests {
     fn a_member_on_every_topic_makes_one_component() {
         let mut rng = Rng(0xe4e7);
         let specs: Vec<GroupSpec> = (0..300).map(|_| random(&mut rng)).collect();
-        let found = |spec: &GroupSpec| {
-            let problem = Problem::new(spec);
-            let got: Vec<(Vec<u32>, Vec<u32>)> = components(&problem)
-                .into_iter()
-                .map(|c| (c.topics, c.members))
-                .collect();
-            got == by_definition(&problem)
-        };
         planted::EVERY.set(0);
-        assert!(specs.iter().all(found));
+        assert!(specs.iter().all(as_defined));
         let every = planted::EVERY.get();
         assert!(every > 40, "a member on every topic in {every} calls");
         planted::ALL_BUT_ONE.set(true);
-        let caught = specs.iter().filter(|s| !found(s)).count();
+        let caught = specs.iter().filter(|s| !as_defined(s)).count();
         planted::ALL_BUT_ONE.set(false);
         assert!(caught > 10, "planted fault caught {caught} times");
     }
