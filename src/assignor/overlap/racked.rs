@@ -428,8 +428,8 @@ fn front(
             owned.to_vec()
         } else {
             let bit = |m: u32| at[local(m)].0;
-            let (kept, n) = topic.compact(&bit, &mut claim_at[a0..]);
-            claim_at.truncate(a0 + n);
+            let kept = topic.compact(&bit, &mut claim_at[a0..]);
+            claim_at.truncate(a0 + kept.len());
             kept
         };
         strays |= stray;
@@ -467,9 +467,10 @@ struct Topic<'a> {
 impl Topic<'_> {
     /// Writes each claim's owner index among the subscribers (`owner(m)`: member m's rack bit
     /// and index) to `claim_at` (room for every claim) and adds each keepable one's mask to
-    /// its owner's in `claim_mask` (one per subscriber); returns how many claims are not keepable and whether some keepable one's
-    /// owner does not subscribe. Its own function: inside [`front`], whose vectors kept every
-    /// pointer of this loop on the stack, a claim cost about twice the instructions.
+    /// its owner's in `claim_mask` (one per subscriber); returns how many claims are not
+    /// keepable and whether some keepable one's owner does not subscribe. Its own function:
+    /// inside [`front`], whose vectors kept every pointer of this loop on the stack, a claim
+    /// cost about twice the instructions.
     #[inline(never)]
     fn keep(
         &self,
@@ -502,9 +503,8 @@ impl Topic<'_> {
     }
 
     /// After [`Topic::keep`] found claims that are not keepable: the keepable ones, in order,
-    /// and how many, their owner indices moved to the front of `claim_at` (as [`Topic::keep`]
-    /// wrote them).
-    fn compact(&self, bit: &impl Fn(u32) -> u64, claim_at: &mut [u32]) -> (Vec<(i32, u32)>, usize) {
+    /// their owner indices moved to the front of `claim_at` (as [`Topic::keep`] wrote them).
+    fn compact(&self, bit: &impl Fn(u32) -> u64, claim_at: &mut [u32]) -> Vec<(i32, u32)> {
         let mut kept = Vec::with_capacity(self.owned.len());
         for (k, &(p, m)) in self.owned.iter().enumerate() {
             let bit = bit(m);
@@ -513,8 +513,7 @@ impl Topic<'_> {
                 kept.push((p, m));
             }
         }
-        let n = kept.len();
-        (kept, n)
+        kept
     }
 }
 

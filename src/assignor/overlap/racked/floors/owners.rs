@@ -147,8 +147,8 @@ pub(super) fn owners_claims_and_groups(
         return None;
     }
     // Both tables are all zero between calls (each cell in use is cleared once the claims
-    // have read its entry, and a failed call clears them whole), so that a topic pays for its claims and subscribers,
-    // not for a fill of every cell.
+    // have read its entry, and a failed call clears them whole), so that a topic pays for its
+    // claims and subscribers, not for a fill of every cell.
     if count.len() < cells {
         count.resize(cells, 0);
     }
